@@ -1,0 +1,54 @@
+/* One fully expanded run of a scenario: every sweep axis resolved to one value, defaults and
+ * --set overrides applied. Produced by scenario.c, consumed by the runner and the results. */
+#ifndef XPB_CORE_RUN_CONFIG_H
+#define XPB_CORE_RUN_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum xpb_mode {
+    XPB_MODE_TRAIN = 1,
+    XPB_MODE_INFERENCE = 2,
+} xpb_mode;
+
+typedef enum xpb_transfer {
+    XPB_TRANSFER_RESIDENT = 1, /* the batch stays on the device; not copied in the timed step */
+    XPB_TRANSFER_STREAMED = 2, /* every timed step copies its batch from the host */
+} xpb_transfer;
+
+/* A model parameter set by the scenario, as written (validated against the model's
+ * declaration when the model is built). */
+typedef struct xpb_kv {
+    char *key;
+    char *value;
+} xpb_kv;
+
+typedef struct xpb_run_config {
+    char *id; /* "conv6-train-b64-fp32-cpu_ref-fused-t2" or the run's `name` plus axes */
+    char *model;
+    char *variant; /* NULL: the model's default */
+    uint32_t mode; /* xpb_mode */
+    uint32_t batch;
+    uint32_t precision; /* xpb_precision (backend.h) */
+    char *backend;
+    uint32_t fusion; /* 0/1 */
+    uint32_t threads; /* 0: backend default */
+    uint32_t device;
+    uint32_t warmup; /* untimed steps */
+    uint32_t min_steps; /* timed steps per repeat: at least this many ... */
+    double min_time; /* ... and at least this many seconds */
+    uint32_t max_steps; /* hard cap per repeat (0 = none) */
+    uint32_t repeats;
+    uint64_t seed;
+    char *data; /* "synthetic" */
+    uint32_t transfer; /* xpb_transfer */
+    double lr, momentum, weight_decay; /* NaN: the model's default optimizer setting */
+    uint32_t verify; /* 1: check the first step against cpu_ref before timing */
+    uint32_t profile; /* 1: ask the backend for per-op times */
+    xpb_kv *params; /* model parameters (besides variant) */
+    size_t n_params;
+    char *file; /* scenario file and the line of the run, for messages */
+    int line;
+} xpb_run_config;
+
+#endif

@@ -1,0 +1,96 @@
+/* Reference backend internals: one kernel per op of op set v1, plain C, no dependencies.
+ * Kernels are grouped one concept per file (conv.c, linear.c, pool.c, ...); kernels.c maps
+ * op kinds to kernels; plugin.c is the ABI glue (tensors, executables, run). */
+#ifndef XPB_REF_H
+#define XPB_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xpubench/program.h>
+#include <xpubench/status.h>
+
+/* Everything a kernel sees of one op. Data pointers are dense canonical-layout buffers
+ * (float, or int32_t for I32 tensors: cast). An in-place input (marked * in XPB_OP_MAP) is
+ * written through in[i]. */
+typedef struct ref_op_args {
+    const xpb_op *op;
+    const xpb_tensor_desc *in_desc[XPB_MAX_OP_INPUTS];
+    const xpb_tensor_desc *out_desc[XPB_MAX_OP_OUTPUTS];
+    float *in[XPB_MAX_OP_INPUTS];
+    float *out[XPB_MAX_OP_OUTPUTS];
+    uint64_t call_index; /* how many times this op ran before (DROPOUT's mask stream) */
+    char *err; /* message buffer for a failure (names what is wrong) */
+    size_t err_size;
+} ref_op_args;
+
+typedef xpb_status (*ref_kernel_fn)(const ref_op_args *a);
+
+/* The kernel of an op kind, or NULL when the reference does not implement it. */
+ref_kernel_fn ref_kernel_for(uint32_t kind);
+
+/* Checks the op's tensor count and shapes before compile accepts it; XPB_OK or
+ * XPB_INVALID_ARGUMENT / XPB_UNSUPPORTED with a message in err. */
+xpb_status ref_check_op(const xpb_op *op, const xpb_tensor_desc *const *in,
+                        const xpb_tensor_desc *const *out, char *err, size_t err_size);
+
+/* C[M,N] = alpha * op(A) op(B) + beta * C, row-major, op = transpose when trans_* is set.
+ * lda/ldb/ldc are row strides of the matrices as stored. Cache-blocked, single-threaded. */
+void ref_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+              int64_t ldc);
+
+/* Kernels, by file. */
+/* conv.c */
+xpb_status ref_conv2d(const ref_op_args *a);
+xpb_status ref_conv2d_bwd_data(const ref_op_args *a);
+xpb_status ref_conv2d_bwd_weights(const ref_op_args *a);
+xpb_status ref_conv_t2d(const ref_op_args *a);
+xpb_status ref_conv_t2d_bwd_data(const ref_op_args *a);
+xpb_status ref_conv_t2d_bwd_weights(const ref_op_args *a);
+/* linear.c */
+xpb_status ref_linear(const ref_op_args *a);
+xpb_status ref_linear_bwd_data(const ref_op_args *a);
+xpb_status ref_linear_bwd_weights(const ref_op_args *a);
+/* norm.c */
+xpb_status ref_batchnorm_train(const ref_op_args *a);
+xpb_status ref_batchnorm_infer(const ref_op_args *a);
+xpb_status ref_batchnorm_bwd(const ref_op_args *a);
+xpb_status ref_instancenorm(const ref_op_args *a);
+xpb_status ref_instancenorm_bwd(const ref_op_args *a);
+/* eltwise.c */
+xpb_status ref_relu(const ref_op_args *a);
+xpb_status ref_relu_bwd(const ref_op_args *a);
+xpb_status ref_leaky_relu(const ref_op_args *a);
+xpb_status ref_leaky_relu_bwd(const ref_op_args *a);
+xpb_status ref_tanh(const ref_op_args *a);
+xpb_status ref_tanh_bwd(const ref_op_args *a);
+xpb_status ref_add(const ref_op_args *a);
+xpb_status ref_reshape(const ref_op_args *a);
+xpb_status ref_fill(const ref_op_args *a);
+xpb_status ref_copy(const ref_op_args *a);
+/* pool.c */
+xpb_status ref_maxpool(const ref_op_args *a);
+xpb_status ref_maxpool_bwd(const ref_op_args *a);
+xpb_status ref_avgpool(const ref_op_args *a);
+xpb_status ref_avgpool_bwd(const ref_op_args *a);
+xpb_status ref_global_avgpool(const ref_op_args *a);
+xpb_status ref_global_avgpool_bwd(const ref_op_args *a);
+/* pad.c */
+xpb_status ref_reflection_pad(const ref_op_args *a);
+xpb_status ref_reflection_pad_bwd(const ref_op_args *a);
+/* loss.c */
+xpb_status ref_softmax_xent(const ref_op_args *a);
+xpb_status ref_softmax_xent_bwd(const ref_op_args *a);
+xpb_status ref_mse_loss(const ref_op_args *a);
+xpb_status ref_mse_loss_bwd(const ref_op_args *a);
+xpb_status ref_l1_loss(const ref_op_args *a);
+xpb_status ref_l1_loss_bwd(const ref_op_args *a);
+/* dropout.c */
+xpb_status ref_dropout(const ref_op_args *a);
+xpb_status ref_dropout_bwd(const ref_op_args *a);
+/* optim.c */
+xpb_status ref_sgd_update(const ref_op_args *a);
+xpb_status ref_adam_update(const ref_op_args *a);
+
+#endif
