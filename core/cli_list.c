@@ -1,0 +1,83 @@
+/* `xpubench list [--json]`: the plugins that loaded, and the ones that were skipped. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_common.h"
+
+static int print_json(const xpb_registry *r)
+{
+    json_t *doc = json_object(), *plugins = json_array(), *problems = json_array();
+    for (size_t i = 0; i < xpb_registry_count(r); i++) {
+        const char *path;
+        const xpb_plugin_descriptor *d = xpb_registry_at(r, i, &path);
+        char abi[32];
+        snprintf(abi, sizeof abi, "%u.%u", d->abi_major, d->abi_minor);
+        json_t *p = json_object();
+        json_object_set_new(p, "name", json_string(d->name));
+        json_object_set_new(p, "kind", json_string(xpb_plugin_kind_name(d->kind)));
+        json_object_set_new(p, "version", json_string(d->version ? d->version : ""));
+        json_object_set_new(p, "abi", json_string(abi));
+        json_object_set_new(p, "description", json_string(d->description ? d->description : ""));
+        json_object_set_new(p, "path", json_string(path));
+        json_object_set_new(p, "caps", json_integer((json_int_t)xpb_plugin_caps(d)));
+        json_array_append_new(plugins, p);
+    }
+    for (size_t i = 0; i < xpb_registry_problem_count(r); i++)
+        json_array_append_new(problems, json_string(xpb_registry_problem(r, i)));
+    json_object_set_new(doc, "plugins", plugins);
+    json_object_set_new(doc, "skipped", problems);
+    char *text = json_dumps(doc, JSON_INDENT(2));
+    json_decref(doc);
+    if (!text)
+        return XPB_EXIT_FAILURE;
+    puts(text);
+    free(text);
+    return XPB_EXIT_OK;
+}
+
+int xpb_cli_list(int argc, char **argv)
+{
+    int as_json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            as_json = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: xpubench list [--json]\n\nLists the backend and model plugins found on "
+                   "the plugin search path, and the plugins\nthat were skipped with the reason.\n");
+            return XPB_EXIT_OK;
+        } else {
+            fprintf(stderr, "xpubench list: unknown argument '%s'\n", argv[i]);
+            return XPB_EXIT_USAGE;
+        }
+    }
+    xpb_registry *r = xpb_cli_registry(1);
+    if (!r)
+        return XPB_EXIT_PLUGIN;
+    int rc = XPB_EXIT_OK;
+    if (as_json) {
+        rc = print_json(r);
+    } else {
+        static const uint32_t kinds[2] = {XPB_PLUGIN_BACKEND, XPB_PLUGIN_MODEL};
+        for (int k = 0; k < 2; k++) {
+            printf("%s:\n", k == 0 ? "backends" : "models");
+            for (size_t i = 0; i < xpb_registry_count(r); i++) {
+                const char *path;
+                const xpb_plugin_descriptor *d = xpb_registry_at(r, i, &path);
+                if (d->kind == kinds[k])
+                    printf("  %-14s %-8s ABI %u.%u  %s\n                 %s\n", d->name,
+                           d->version ? d->version : "", d->abi_major, d->abi_minor,
+                           d->description ? d->description : "", path);
+            }
+        }
+        if (xpb_registry_problem_count(r)) {
+            printf("skipped:\n");
+            for (size_t i = 0; i < xpb_registry_problem_count(r); i++)
+                printf("  %s\n", xpb_registry_problem(r, i));
+        }
+    }
+    xpb_registry_free(r);
+    return rc;
+}

@@ -1,0 +1,220 @@
+/* `xpubench run SCENARIO [-o FILE] [--set k=v]... [--dump DIR]`: runs every expanded run of a
+ * scenario, writing the results file atomically after each finished run so that a crash or
+ * Ctrl-C never loses what is done. */
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "env.h"
+#include "results.h"
+#include "runner.h"
+#include "scenario.h"
+#include "scenario_check.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl-C stops at once */
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--set KEY=VALUE]... "
+               "[--dump DIR]\n\n"
+               "Runs every run of the scenario (docs/scenarios.md) and writes one results file\n"
+               "(docs/results.md), rewritten atomically after each run. Default output: the\n"
+               "scenario's `output`, else results/<name>-<UTC time>.json.\n\n"
+               "  -o, --output FILE  results file\n"
+               "  --set KEY=VALUE    override a run key in every run (e.g. batch=32, backend=\n"
+               "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
+               "  --dump DIR         write the first step of each run (initial parameters, the\n"
+               "                     batch, losses, gradients) as .npy files + manifest.json\n"
+               "                     (docs/dump.md); several runs go to DIR/<run id>/\n\n"
+               "Ctrl-C stops after the current step; finished runs stay in the results file.\n"
+               "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage, 3 bad scenario,\n"
+               "4 plugin missing, 130 interrupted.\n");
+}
+
+static void summary_line(const json_t *run)
+{
+    const char *id = json_string_value(json_object_get(run, "id"));
+    const char *status = json_string_value(json_object_get(run, "status"));
+    json_t *m = json_object_get(run, "metrics");
+    if (status && strcmp(status, "ok") == 0 && m) {
+        double tp = json_number_value(json_object_get(json_object_get(m, "throughput"), "median"));
+        double p50 = json_number_value(json_object_get(json_object_get(m, "step_time_s"), "p50"));
+        json_t *loss = json_object_get(m, "loss");
+        json_t *l0 = json_object_get(loss, "first"), *l1 = json_object_get(loss, "last");
+        fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", id, tp, p50 * 1e3);
+        if (json_is_number(l0) && json_is_number(l1))
+            fprintf(stderr, ", loss %.4f -> %.4f", json_number_value(l0), json_number_value(l1));
+        fprintf(stderr, "\n");
+    } else {
+        fprintf(stderr, "%s: %s: %s\n", id ? id : "?", status ? status : "?",
+                json_string_value(json_object_get(run, "error")));
+    }
+}
+
+static void sanitize(char *out, size_t size, const char *id)
+{
+    size_t n = 0;
+    for (const char *p = id; *p && n + 1 < size; p++)
+        out[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                  (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'
+                              ? *p
+                              : '_');
+    out[n] = 0;
+}
+
+int xpb_cli_run(int argc, char **argv)
+{
+    const char *path = NULL, *output = NULL, *dump = NULL;
+    xpb_cli_sets sets = {0};
+    int rc = XPB_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            xpb_cli_sets_free(&sets);
+            return XPB_EXIT_OK;
+        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
+            output = argv[++i];
+        } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
+            dump = argv[++i];
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+            if (xpb_cli_sets_add(&sets, "run", argv[++i])) {
+                xpb_cli_sets_free(&sets);
+                return XPB_EXIT_USAGE;
+            }
+        } else if (argv[i][0] == '-' || path) {
+            fprintf(stderr, "xpubench run: unexpected argument '%s'\n", argv[i]);
+            usage(stderr);
+            xpb_cli_sets_free(&sets);
+            return XPB_EXIT_USAGE;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        xpb_cli_sets_free(&sets);
+        return XPB_EXIT_USAGE;
+    }
+    xpb_err err = {{0}};
+    xpb_scenario *s = NULL;
+    xpb_status st = xpb_scenario_load(&s, path, sets.items, sets.n, &err);
+    if (st) {
+        fprintf(stderr, "xpubench run: %s\n", err.msg);
+        xpb_cli_sets_free(&sets);
+        return st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
+    }
+    xpb_registry *r = xpb_cli_registry(0);
+    json_t *doc = NULL;
+    if (!r) {
+        rc = XPB_EXIT_PLUGIN;
+        goto free_scenario;
+    }
+    if ((st = xpb_scenario_check_plugins(s, r, &err))) {
+        fprintf(stderr, "xpubench run: %s\n", err.msg);
+        rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
+        goto free_registry;
+    }
+    char default_out[512];
+    if (!output && s->output)
+        output = s->output;
+    if (!output) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+        snprintf(default_out, sizeof default_out, "results/%s-%s.json", s->name, stamp);
+        output = default_out;
+    }
+
+    doc = xpb_results_new();
+    json_t *scen = json_object(), *overrides = json_array();
+    for (size_t i = 0; i < sets.n; i++)
+        json_array_append_new(overrides, json_string(sets.items[i]));
+    json_object_set_new(scen, "path", json_string(path));
+    json_object_set_new(scen, "name", json_string(s->name));
+    json_object_set_new(scen, "sha256", json_string(s->sha256));
+    json_object_set_new(scen, "overrides", overrides);
+    json_object_set_new(doc, "scenario", scen);
+    json_object_set_new(doc, "environment", xpb_env_collect(r));
+    json_t *runs = json_object_get(doc, "runs");
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    stop_requested = 0;
+
+    int failed = 0, write_failed = 0;
+    for (size_t i = 0; i < s->n_runs && !stop_requested; i++) {
+        const xpb_run_config *c = &s->runs[i];
+        char label[256], dump_dir[4096], safe[256];
+        snprintf(label, sizeof label, "[%zu/%zu] %s", i + 1, s->n_runs, c->id);
+        if (dump) {
+            sanitize(safe, sizeof safe, c->id);
+            if (s->n_runs == 1)
+                snprintf(dump_dir, sizeof dump_dir, "%s", dump);
+            else
+                snprintf(dump_dir, sizeof dump_dir, "%s/%s", dump, safe);
+        }
+        xpb_runner_opts ro = {.dump_dir = dump ? dump_dir : NULL, .label = label,
+                              .stop = &stop_requested};
+        json_t *run = xpb_run_one(r, c, &ro);
+        if (!run) {
+            fprintf(stderr, "xpubench run: out of memory\n");
+            rc = XPB_EXIT_FAILURE;
+            break;
+        }
+        const char *status = json_string_value(json_object_get(run, "status"));
+        if (status && strcmp(status, "failed") == 0)
+            failed = 1;
+        summary_line(run);
+        json_array_append_new(runs, run);
+        if (stop_requested)
+            json_object_set_new(doc, "interrupted", json_true());
+        xpb_results_add_comparisons(doc);
+        if ((st = xpb_results_write(doc, output, &err))) {
+            fprintf(stderr, "xpubench run: writing %s: %s\n", output, err.msg);
+            write_failed = 1;
+        }
+    }
+    if (stop_requested && !json_object_get(doc, "interrupted")) {
+        json_object_set_new(doc, "interrupted", json_true());
+        if (json_array_size(runs) && (st = xpb_results_write(doc, output, &err))) {
+            fprintf(stderr, "xpubench run: writing %s: %s\n", output, err.msg);
+            write_failed = 1;
+        }
+    }
+    printf("\n");
+    xpb_results_print_table(stdout, doc);
+    if (json_array_size(runs) && !write_failed)
+        printf("\nresults: %s\n", output);
+    if (stop_requested) {
+        fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n",
+                json_array_size(runs), json_array_size(runs) == 1 ? "" : "s", output);
+        rc = XPB_EXIT_INTERRUPTED;
+    } else if (rc == XPB_EXIT_OK && (failed || write_failed)) {
+        rc = XPB_EXIT_FAILURE;
+    }
+    signal(SIGINT, SIG_DFL);
+    json_decref(doc);
+free_registry:
+    xpb_registry_free(r);
+free_scenario:
+    xpb_scenario_free(s);
+    xpb_cli_sets_free(&sets);
+    return rc;
+}

@@ -1,0 +1,27 @@
+/* Runs one expanded scenario run: builds the model program, optionally dumps or verifies the
+ * first step, compiles on the backend, warms up, times repeats (MLPerf LoadGen's rule: at
+ * least min_steps and min_time), and returns the run's results object. */
+#ifndef XPB_CORE_RUNNER_H
+#define XPB_CORE_RUNNER_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "loader.h"
+#include "run_config.h"
+
+typedef struct xpb_runner_opts {
+    const char *dump_dir; /* NULL: no dump */
+    const char *label; /* progress label, e.g. "[2/5] conv6-train" */
+    volatile sig_atomic_t *stop; /* set by a signal handler: finish the run as interrupted */
+} xpb_runner_opts;
+
+/* The run object of docs/results.md ("status" ok / unsupported / failed / interrupted).
+ * Owned by the caller (json_decref); NULL only when out of memory. */
+json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
+                    const xpb_runner_opts *opts);
+
+/* The config object of a run (docs/results.md), owned by the caller. */
+json_t *xpb_run_config_json(const xpb_run_config *cfg);
+
+#endif

@@ -1,0 +1,28 @@
+/* Verification of a run's first step against the reference backend (cpu_ref): the same
+ * program, initial values and batch on both; losses and every parameter gradient (training)
+ * or every output (inference) compared. */
+#ifndef XPB_CORE_VERIFY_H
+#define XPB_CORE_VERIFY_H
+
+#include "loader.h"
+#include "model_program.h"
+#include "run_config.h"
+
+typedef struct xpb_verify_result {
+    int passed;
+    double max_rel_error; /* worst tensor: max|x - ref| / max|ref| */
+    double tolerance; /* for the run's precision */
+    char message[512]; /* "max relative error 3.1e-07 on 'conv1.weight.grad' (tolerance 1e-04)" */
+} xpb_verify_result;
+
+/* Tolerance on the norm-relative error for a precision policy. */
+double xpb_verify_tolerance(uint32_t precision);
+
+/* Compares one step of `mp` on `backend` with cpu_ref. Returns a status only when a side
+ * could not run (XPB_NOT_FOUND without cpu_ref, or the backend's status); a numerical
+ * mismatch is *out with passed = 0. */
+xpb_status xpb_verify_step(xpb_verify_result *out, const xpb_registry *registry,
+                           const xpb_backend_api *backend, const xpb_model_program *mp,
+                           const xpb_run_config *cfg, xpb_err *err);
+
+#endif
