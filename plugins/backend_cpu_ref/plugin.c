@@ -1,0 +1,526 @@
+/* The reference backend's ABI glue: descriptor, device context, compile (validation and one
+ * zeroed host buffer per tensor), write/read, run (every op of a phase through its kernel, in
+ * order), optional profiling and memory statistics. Simple on purpose: this is the file a
+ * backend author copies first. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xpubench/xpubench.h>
+
+#include "ref.h"
+
+#define REF_ERR_SIZE 1024
+
+struct xpb_backend {
+    uint32_t device;
+    char err[REF_ERR_SIZE];
+};
+
+struct xpb_executable {
+    const xpb_program *prog; /* borrowed: valid until destroy (backend.h) */
+    uint32_t keep_all;
+    uint32_t profiling;
+    void **buf;      /* one buffer per tensor, xpb_tensor_bytes long */
+    uint64_t *calls; /* per op: completed kernel calls (DROPOUT's call_index) */
+    double *seconds; /* per op: kernel time, when profiling */
+    uint64_t bytes;  /* sum of the tensor buffers */
+    char err[REF_ERR_SIZE];
+};
+
+/* Message of the last failed open(); static storage (backend.h: last_error(NULL)). */
+static char open_err[REF_ERR_SIZE];
+
+static xpb_status set_err(char *buf, xpb_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Formats into `buf` (REF_ERR_SIZE bytes) and returns `st`. */
+static xpb_status set_err(char *buf, xpb_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, REF_ERR_SIZE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Copies `src` into the fixed array `dst` of `size` bytes, truncating, always terminated. */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    snprintf(dst, size, "%s", src);
+}
+
+/* `layer`, or "(none)" when it is NULL or empty; static or owned by the program. */
+static const char *layer_name(const char *layer)
+{
+    return layer && layer[0] ? layer : "(none)";
+}
+
+/* ---- device ---- */
+
+static xpb_status ref_open(xpb_backend **out, uint32_t device_index)
+{
+    if (!out)
+        return set_err(open_err, XPB_INVALID_ARGUMENT, "cpu_ref: open: out is NULL");
+    *out = NULL;
+    if (device_index != 0)
+        return set_err(open_err, XPB_NO_DEVICE,
+                       "cpu_ref: no device %u: the reference backend has one device, 0 (the "
+                       "host CPU)",
+                       device_index);
+    xpb_backend *be = calloc(1, sizeof *be);
+    if (!be)
+        return set_err(open_err, XPB_OUT_OF_MEMORY, "cpu_ref: open: out of memory");
+    be->device = device_index;
+    open_err[0] = '\0';
+    *out = be;
+    return XPB_OK;
+}
+
+static void ref_close(xpb_backend *be)
+{
+    free(be);
+}
+
+/* The backend's message buffer (owned by `be`, valid until its next call), or the static
+ * message of the last failed open when `be` is NULL. Never NULL. */
+static const char *ref_last_error(const xpb_backend *be)
+{
+    return be ? be->err : open_err;
+}
+
+/* The CPU's model name from /proc/cpuinfo ("model name", or "Hardware"/"Model" on some ARM
+ * kernels) into dst; "unknown CPU" when there is none. */
+static void cpu_model_name(char *dst, size_t size)
+{
+    copy_str(dst, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Hardware", 8) != 0 &&
+            strncmp(line, "Model", 5) != 0)
+            continue;
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\r\n")] = '\0';
+        if (*v) {
+            copy_str(dst, size, v);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static xpb_status ref_device_info(xpb_backend *be, xpb_device_info *out)
+{
+    if (!be)
+        return XPB_INVALID_ARGUMENT;
+    if (!out || out->struct_size < sizeof(size_t))
+        return set_err(be->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: device_info: out is NULL or its struct_size is 0");
+    if (XPB_HAS_MEMBER(out, xpb_device_info, name))
+        cpu_model_name(out->name, sizeof out->name);
+    if (XPB_HAS_MEMBER(out, xpb_device_info, driver))
+        out->driver[0] = '\0';
+    if (XPB_HAS_MEMBER(out, xpb_device_info, libraries))
+        copy_str(out->libraries, sizeof out->libraries, "none (plain C reference)");
+    if (XPB_HAS_MEMBER(out, xpb_device_info, precisions))
+        out->precisions = XPB_PRECISION_BIT(XPB_PRECISION_FP32);
+    if (XPB_HAS_MEMBER(out, xpb_device_info, threads))
+        out->threads = 1;
+    if (XPB_HAS_MEMBER(out, xpb_device_info, memory_bytes))
+        out->memory_bytes = 0;
+    if (XPB_HAS_MEMBER(out, xpb_device_info, peak_flops))
+        for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+            out->peak_flops[p] = 0.0;
+    return XPB_OK;
+}
+
+/* ---- compile ---- */
+
+/* Checks the program's header, tensors and phases (everything but the ops). */
+static xpb_status check_program(char *err, const xpb_program *p)
+{
+    if (!XPB_HAS_MEMBER(p, xpb_program, phases))
+        return set_err(err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: program struct_size %zu is smaller than ABI 1.0's %zu",
+                       p->struct_size, sizeof(xpb_program));
+    if (p->opset > XPB_OPSET_VERSION)
+        return set_err(err, XPB_UNSUPPORTED,
+                       "cpu_ref: program uses op set %u; cpu_ref implements op set %d", p->opset,
+                       XPB_OPSET_VERSION);
+    if (p->tensor_stride < sizeof(xpb_tensor_desc) || p->op_stride < sizeof(xpb_op))
+        return set_err(err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: program tensor_stride %zu / op_stride %zu smaller than ABI "
+                       "1.0's %zu / %zu",
+                       p->tensor_stride, p->op_stride, sizeof(xpb_tensor_desc), sizeof(xpb_op));
+    if ((p->n_tensors && !p->tensors) || (p->n_ops && !p->ops) || (p->n_phases && !p->phases))
+        return set_err(err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: program has a NULL tensor, op or phase array");
+    for (uint32_t i = 0; i < p->n_tensors; i++) {
+        const xpb_tensor_desc *t = xpb_program_tensor(p, i);
+        const char *name = t->name ? t->name : "(unnamed)";
+        if (t->dtype != XPB_DTYPE_F32 && t->dtype != XPB_DTYPE_I32)
+            return set_err(err, XPB_UNSUPPORTED, "cpu_ref: tensor %u '%s': unknown dtype %u", i,
+                           name, t->dtype);
+        if (t->ndim < 1 || t->ndim > XPB_MAX_DIMS)
+            return set_err(err, XPB_INVALID_ARGUMENT,
+                           "cpu_ref: tensor %u '%s': ndim %u outside 1..%d", i, name, t->ndim,
+                           XPB_MAX_DIMS);
+        int64_t numel = 1;
+        for (uint32_t d = 0; d < t->ndim; d++) {
+            if (t->dims[d] < 1 || t->dims[d] > ((int64_t)1 << 40) / numel)
+                return set_err(err, XPB_INVALID_ARGUMENT,
+                               "cpu_ref: tensor %u '%s': dim %u is %lld (must be >= 1, and the "
+                               "tensor below 2^40 elements)",
+                               i, name, d, (long long)t->dims[d]);
+            numel *= t->dims[d];
+        }
+    }
+    for (uint32_t i = 0; i < p->n_phases; i++) {
+        const xpb_phase *ph = &p->phases[i];
+        if (ph->first_op > p->n_ops || ph->n_ops > p->n_ops - ph->first_op)
+            return set_err(err, XPB_INVALID_ARGUMENT,
+                           "cpu_ref: phase %u '%s' (first op %u, %u ops) goes beyond the "
+                           "program's %u ops",
+                           i, ph->name ? ph->name : "", ph->first_op, ph->n_ops, p->n_ops);
+    }
+    return XPB_OK;
+}
+
+/* Fills the descriptor arrays of op `i` after checking its tensor ids. A slot past n_inputs /
+ * n_outputs, or holding XPB_NO_TENSOR (an absent optional output), gets NULL. */
+static xpb_status op_descs(char *err, const xpb_program *p, uint32_t i, const xpb_tensor_desc **in,
+                           const xpb_tensor_desc **out)
+{
+    const xpb_op *op = xpb_program_op(p, i);
+    const char *name = xpb_op_name(op->kind);
+    if (op->n_inputs > XPB_MAX_OP_INPUTS || op->n_outputs > XPB_MAX_OP_OUTPUTS)
+        return set_err(err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: op %u %s (layer %s): %u inputs / %u outputs, at most %d / %d", i,
+                       name, layer_name(op->layer), op->n_inputs, op->n_outputs, XPB_MAX_OP_INPUTS,
+                       XPB_MAX_OP_OUTPUTS);
+    for (uint32_t k = 0; k < XPB_MAX_OP_INPUTS; k++) {
+        in[k] = NULL;
+        if (k >= op->n_inputs)
+            continue;
+        if (op->inputs[k] == XPB_NO_TENSOR)
+            continue; /* absent: ref_check_op says whether that is allowed */
+        if (op->inputs[k] >= p->n_tensors)
+            return set_err(err, XPB_INVALID_ARGUMENT,
+                           "cpu_ref: op %u %s (layer %s): input %u is tensor %u, the program has "
+                           "%u tensors",
+                           i, name, layer_name(op->layer), k, op->inputs[k], p->n_tensors);
+        in[k] = xpb_program_tensor(p, op->inputs[k]);
+    }
+    for (uint32_t k = 0; k < XPB_MAX_OP_OUTPUTS; k++) {
+        out[k] = NULL;
+        if (k >= op->n_outputs)
+            continue;
+        if (op->outputs[k] == XPB_NO_TENSOR)
+            continue; /* an optional output the program does not want */
+        if (op->outputs[k] >= p->n_tensors)
+            return set_err(err, XPB_INVALID_ARGUMENT,
+                           "cpu_ref: op %u %s (layer %s): output %u is tensor %u, the program "
+                           "has %u tensors",
+                           i, name, layer_name(op->layer), k, op->outputs[k], p->n_tensors);
+        out[k] = xpb_program_tensor(p, op->outputs[k]);
+    }
+    return XPB_OK;
+}
+
+/* Every op must have a kernel and pass ref_check_op. */
+static xpb_status check_ops(char *err, const xpb_program *p)
+{
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        if (!ref_kernel_for(op->kind))
+            return set_err(err, XPB_UNSUPPORTED,
+                           "cpu_ref: op %u (layer %s): op kind %u (%s) is not supported by the "
+                           "reference backend (op set %d)",
+                           i, layer_name(op->layer), op->kind, xpb_op_name(op->kind),
+                           XPB_OPSET_VERSION);
+        const xpb_tensor_desc *in[XPB_MAX_OP_INPUTS], *out[XPB_MAX_OP_OUTPUTS];
+        xpb_status st = op_descs(err, p, i, in, out);
+        if (st != XPB_OK)
+            return st;
+        char msg[REF_ERR_SIZE] = "";
+        st = ref_check_op(op, in, out, msg, sizeof msg);
+        if (st != XPB_OK)
+            return set_err(err, st, "cpu_ref: op %u: %s", i, msg); /* msg names op, layer */
+    }
+    return XPB_OK;
+}
+
+static void ref_destroy(xpb_executable *exe)
+{
+    if (!exe)
+        return;
+    if (exe->buf)
+        for (uint32_t i = 0; i < exe->prog->n_tensors; i++)
+            free(exe->buf[i]);
+    free(exe->buf);
+    free(exe->calls);
+    free(exe->seconds);
+    free(exe);
+}
+
+static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_program *prog,
+                              const xpb_compile_options *opts)
+{
+    if (!be)
+        return XPB_INVALID_ARGUMENT;
+    if (!out || !prog)
+        return set_err(be->err, XPB_INVALID_ARGUMENT, "cpu_ref: compile: out or program is NULL");
+    *out = NULL;
+    uint32_t precision = XPB_MEMBER_OR(opts, xpb_compile_options, precision, XPB_PRECISION_FP32);
+    if (precision != XPB_PRECISION_FP32)
+        return set_err(be->err, XPB_UNSUPPORTED,
+                       "cpu_ref supports only fp32 (precision policy %u requested)", precision);
+    xpb_status st = check_program(be->err, prog);
+    if (st != XPB_OK)
+        return st;
+    st = check_ops(be->err, prog);
+    if (st != XPB_OK)
+        return st;
+
+    xpb_executable *exe = calloc(1, sizeof *exe);
+    if (!exe)
+        return set_err(be->err, XPB_OUT_OF_MEMORY, "cpu_ref: compile: out of memory");
+    exe->prog = prog;
+    exe->keep_all = XPB_MEMBER_OR(opts, xpb_compile_options, keep_all, 0u);
+    exe->profiling = XPB_MEMBER_OR(opts, xpb_compile_options, profiling, 0u);
+    /* calloc(0) may return NULL: allocate at least one element so NULL always means failure. */
+    exe->buf = calloc((size_t)prog->n_tensors + 1, sizeof *exe->buf);
+    exe->calls = calloc((size_t)prog->n_ops + 1, sizeof *exe->calls);
+    exe->seconds = calloc((size_t)prog->n_ops + 1, sizeof *exe->seconds);
+    if (!exe->buf || !exe->calls || !exe->seconds)
+        goto free_exe;
+    for (uint32_t i = 0; i < prog->n_tensors; i++) {
+        size_t bytes = xpb_tensor_bytes(xpb_program_tensor(prog, i));
+        exe->buf[i] = calloc(1, bytes);
+        if (!exe->buf[i])
+            goto free_exe;
+        exe->bytes += bytes;
+    }
+    *out = exe;
+    return XPB_OK;
+
+free_exe:
+    ref_destroy(exe);
+    return set_err(be->err, XPB_OUT_OF_MEMORY, "cpu_ref: compile: out of memory");
+}
+
+/* The executable's message buffer (owned by `exe`, valid until its next call); a static
+ * string for NULL. Never NULL. */
+static const char *ref_exe_last_error(const xpb_executable *exe)
+{
+    return exe ? exe->err : "cpu_ref: no executable (NULL handle)";
+}
+
+/* ---- data ---- */
+
+/* Checks a write/read of `bytes` to tensor `tensor` that needs `flag`. */
+static xpb_status check_transfer(xpb_executable *exe, const char *what, uint32_t tensor,
+                                 const void *data, size_t bytes, uint32_t flag)
+{
+    const xpb_program *p = exe->prog;
+    if (tensor >= p->n_tensors)
+        return set_err(exe->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: %s: tensor %u does not exist (the program has %u tensors)", what,
+                       tensor, p->n_tensors);
+    const xpb_tensor_desc *t = xpb_program_tensor(p, tensor);
+    const char *name = t->name ? t->name : "(unnamed)";
+    if (!data)
+        return set_err(exe->err, XPB_INVALID_ARGUMENT, "cpu_ref: %s: tensor %u '%s': data is NULL",
+                       what, tensor, name);
+    if (bytes != xpb_tensor_bytes(t))
+        return set_err(exe->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: %s: tensor %u '%s' holds %zu bytes, the call gave %zu", what,
+                       tensor, name, xpb_tensor_bytes(t), bytes);
+    if (!exe->keep_all && !(t->flags & flag))
+        return set_err(exe->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: %s: tensor %u '%s' lacks XPB_TENSOR_HOST_%s (and keep_all is "
+                       "off)",
+                       what, tensor, name, flag == XPB_TENSOR_HOST_WRITE ? "WRITE" : "READ");
+    return XPB_OK;
+}
+
+static xpb_status ref_write(xpb_executable *exe, uint32_t tensor, const void *data, size_t bytes)
+{
+    if (!exe)
+        return XPB_INVALID_ARGUMENT;
+    xpb_status st = check_transfer(exe, "write", tensor, data, bytes, XPB_TENSOR_HOST_WRITE);
+    if (st != XPB_OK)
+        return st;
+    memcpy(exe->buf[tensor], data, bytes);
+    return XPB_OK;
+}
+
+static xpb_status ref_read(xpb_executable *exe, uint32_t tensor, void *data, size_t bytes)
+{
+    if (!exe)
+        return XPB_INVALID_ARGUMENT;
+    xpb_status st = check_transfer(exe, "read", tensor, data, bytes, XPB_TENSOR_HOST_READ);
+    if (st != XPB_OK)
+        return st;
+    memcpy(data, exe->buf[tensor], bytes);
+    return XPB_OK;
+}
+
+/* ---- run ---- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs op `i` through its kernel. Descriptors were checked by compile. */
+static xpb_status run_op(xpb_executable *exe, uint32_t i)
+{
+    const xpb_program *p = exe->prog;
+    const xpb_op *op = xpb_program_op(p, i);
+    ref_op_args a = {.op = op, .call_index = exe->calls[i]};
+    char msg[REF_ERR_SIZE] = "";
+    a.err = msg;
+    a.err_size = sizeof msg;
+    for (uint32_t k = 0; k < op->n_inputs; k++)
+        if (op->inputs[k] != XPB_NO_TENSOR) {
+            a.in_desc[k] = xpb_program_tensor(p, op->inputs[k]);
+            a.in[k] = exe->buf[op->inputs[k]];
+        }
+    for (uint32_t k = 0; k < op->n_outputs; k++)
+        if (op->outputs[k] != XPB_NO_TENSOR) {
+            a.out_desc[k] = xpb_program_tensor(p, op->outputs[k]);
+            a.out[k] = exe->buf[op->outputs[k]];
+        }
+    ref_kernel_fn kernel = ref_kernel_for(op->kind);
+    double t0 = exe->profiling ? now_seconds() : 0.0;
+    xpb_status st = kernel(&a);
+    if (exe->profiling)
+        exe->seconds[i] += now_seconds() - t0;
+    exe->calls[i]++;
+    if (st != XPB_OK && msg[0]) /* kernel messages name the op and its layer */
+        return set_err(exe->err, st, "cpu_ref: op %u: %s", i, msg);
+    if (st != XPB_OK)
+        return set_err(exe->err, st, "cpu_ref: op %u %s (layer %s): %s", i, xpb_op_name(op->kind),
+                       layer_name(op->layer), xpb_strerror(st));
+    return XPB_OK;
+}
+
+static xpb_status ref_run(xpb_executable *exe, uint32_t phase)
+{
+    if (!exe)
+        return XPB_INVALID_ARGUMENT;
+    const xpb_program *p = exe->prog;
+    if (phase >= p->n_phases)
+        return set_err(exe->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: run: phase %u does not exist (the program has %u phases)", phase,
+                       p->n_phases);
+    const xpb_phase *ph = &p->phases[phase];
+    for (uint32_t i = ph->first_op; i < ph->first_op + ph->n_ops; i++) {
+        xpb_status st = run_op(exe, i);
+        if (st != XPB_OK)
+            return st;
+    }
+    return XPB_OK;
+}
+
+static xpb_status ref_synchronize(xpb_executable *exe)
+{
+    (void)exe; /* run() is synchronous */
+    return XPB_OK;
+}
+
+/* ---- optional ---- */
+
+static xpb_status ref_profile_read(xpb_executable *exe, xpb_op_profile *out, uint32_t capacity,
+                                   uint32_t *count)
+{
+    if (!exe)
+        return XPB_INVALID_ARGUMENT;
+    if (!count || (capacity && !out))
+        return set_err(exe->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: profile_read: count is NULL, or out is NULL with capacity %u",
+                       capacity);
+    if (!exe->profiling)
+        return set_err(exe->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: profile_read: the executable was compiled without profiling");
+    uint32_t n = exe->prog->n_ops;
+    for (uint32_t i = 0; i < n && i < capacity; i++) {
+        out[i].op = i;
+        out[i].fused_into = XPB_NO_TENSOR;
+        out[i].calls = exe->calls[i];
+        out[i].seconds = exe->seconds[i];
+    }
+    *count = n;
+    return XPB_OK;
+}
+
+static xpb_status ref_memory_stats(xpb_executable *exe, xpb_memory_stats *out)
+{
+    if (!exe)
+        return XPB_INVALID_ARGUMENT;
+    if (!out)
+        return set_err(exe->err, XPB_INVALID_ARGUMENT, "cpu_ref: memory_stats: out is NULL");
+    /* Every buffer lives from compile to destroy: in use = peak. */
+    if (XPB_HAS_MEMBER(out, xpb_memory_stats, bytes_in_use))
+        out->bytes_in_use = exe->bytes;
+    if (XPB_HAS_MEMBER(out, xpb_memory_stats, peak_bytes))
+        out->peak_bytes = exe->bytes;
+    return XPB_OK;
+}
+
+/* ---- descriptor ---- */
+
+static const xpb_backend_api ref_api = {
+    .struct_size = sizeof(xpb_backend_api),
+    .open = ref_open,
+    .close = ref_close,
+    .last_error = ref_last_error,
+    .device_info = ref_device_info,
+    .compile = ref_compile,
+    .destroy = ref_destroy,
+    .exe_last_error = ref_exe_last_error,
+    .write = ref_write,
+    .read = ref_read,
+    .run = ref_run,
+    .synchronize = ref_synchronize,
+    .profile_read = ref_profile_read,
+    .memory_stats = ref_memory_stats,
+    .energy_read = NULL,
+};
+
+static const xpb_plugin_descriptor ref_descriptor = {
+    .struct_size = sizeof(xpb_plugin_descriptor),
+    .abi_major = XPB_ABI_MAJOR,
+    .abi_minor = XPB_ABI_MINOR,
+    .kind = XPB_PLUGIN_BACKEND,
+    .name = "cpu_ref",
+    .version = "1.0.0",
+    .description = "plain C reference backend: the numerical oracle (fp32, one thread)",
+    .caps = XPB_CAP_PROFILING | XPB_CAP_MEMORY_STATS,
+    .api = &ref_api,
+};
+
+XPB_PLUGIN_QUERY
+{
+    (void)host_minor; /* minor versions only append: any minor of our major works */
+    (void)host;
+    if (!out)
+        return XPB_INVALID_ARGUMENT;
+    *out = &ref_descriptor; /* set even when incompatible, so that the host can name us */
+    if (host_major != XPB_ABI_MAJOR)
+        return XPB_INCOMPATIBLE;
+    return XPB_OK;
+}
