@@ -1,0 +1,660 @@
+/* The plugin loader against the fake plugins of tests/fake_plugins: every refusal gives its
+ * exact message, good plugins load around bad ones, optional members past struct_size are
+ * absent, and the default search path follows its three rules. */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "loader.h"
+#include "log.h"
+
+#ifndef XPB_FAKE_PLUGIN_DIR
+#error "XPB_FAKE_PLUGIN_DIR must name the fake plugin folder (tests/test_loader.cmake)"
+#endif
+
+#define FAKE XPB_FAKE_PLUGIN_DIR
+
+/* Loads the fake plugin folders `folders` (names under FAKE), in that order. */
+static xpb_registry *load_folders(const char *const *folders, size_t n)
+{
+    char paths[32][PATH_MAX];
+    const char *dirs[32];
+    assert_true(n <= 32);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%s", FAKE, folders[i]);
+        dirs[i] = paths[i];
+    }
+    xpb_registry *r = NULL;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_registry_load(&r, dirs, n, &err), XPB_OK);
+    assert_non_null(r);
+    return r;
+}
+
+static xpb_registry *load_one(const char *folder)
+{
+    return load_folders(&folder, 1);
+}
+
+/* "<FAKE>/<folder>/<file>" into a static buffer (one of four, rotating). */
+static const char *fake_path(const char *folder, const char *file)
+{
+    static char buf[4][PATH_MAX];
+    static int next;
+    char *p = buf[next++ % 4];
+    snprintf(p, PATH_MAX, "%s/%s/%s", FAKE, folder, file);
+    return p;
+}
+
+/* Asserts that `r` recorded exactly one problem and that it reads `expected`. */
+static void assert_one_problem(const xpb_registry *r, const char *expected)
+{
+    assert_int_equal(xpb_registry_problem_count(r), 1);
+    assert_string_equal(xpb_registry_problem(r, 0), expected);
+}
+
+/* A folder with a refused plugin loads nothing and records `expected`. */
+static void assert_refused(const char *folder, const char *expected)
+{
+    xpb_registry *r = load_one(folder);
+    assert_int_equal(xpb_registry_count(r), 0);
+    assert_null(xpb_registry_at(r, 0, NULL));
+    assert_one_problem(r, expected);
+    xpb_registry_free(r);
+}
+
+/* ---- plugins that load ---- */
+
+static void test_good_plugins_load(void **state)
+{
+    (void)state;
+    const char *folders[] = {"good_backend", "good_model"};
+    xpb_registry *r = load_folders(folders, 2);
+    assert_int_equal(xpb_registry_count(r), 2);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    assert_null(xpb_registry_problem(r, 0));
+
+    const char *path = NULL;
+    const xpb_plugin_descriptor *d = xpb_registry_at(r, 0, &path);
+    assert_non_null(d);
+    assert_string_equal(d->name, "fake_good");
+    assert_int_equal(d->kind, XPB_PLUGIN_BACKEND);
+    assert_string_equal(path, fake_path("good_backend", "fake_good_backend.so"));
+    d = xpb_registry_at(r, 1, &path);
+    assert_string_equal(d->name, "fake_model");
+    assert_string_equal(d->version, "0.3.0");
+    assert_string_equal(path, fake_path("good_model", "fake_good_model.so"));
+    assert_null(xpb_registry_at(r, 2, &path));
+
+    /* find is by kind and name */
+    assert_ptr_equal(xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_good"),
+                     xpb_registry_at(r, 0, NULL));
+    assert_null(xpb_registry_find(r, XPB_PLUGIN_MODEL, "fake_good"));
+    assert_null(xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_goo"));
+    assert_null(xpb_registry_find(r, XPB_PLUGIN_BACKEND, NULL));
+    assert_null(xpb_registry_backend(r, "fake_model"));
+    assert_null(xpb_registry_model(r, "fake_good"));
+
+    const xpb_model_api *model = xpb_registry_model(r, "fake_model");
+    assert_non_null(model);
+    assert_int_equal(model->n_params, 2);
+    assert_string_equal(model->params[0].name, "variant");
+    assert_int_equal(model->build(NULL, NULL), XPB_OK);
+
+    /* The backend's table is callable and its handles are real. */
+    const xpb_backend_api *api = xpb_registry_backend(r, "fake_good");
+    assert_non_null(api);
+    assert_int_equal(xpb_plugin_caps(xpb_registry_at(r, 0, NULL)),
+                     XPB_CAP_PROFILING | XPB_CAP_MEMORY_STATS | XPB_CAP_ENERGY);
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 1), XPB_NO_DEVICE);
+    assert_string_equal(api->last_error(NULL), "only device 0 exists");
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    xpb_device_info info = {.struct_size = sizeof info};
+    assert_int_equal(api->device_info(be, &info), XPB_OK);
+    assert_string_equal(info.name, "fake device of fake_good_backend");
+    xpb_executable *exe = NULL;
+    assert_int_equal(api->compile(&exe, be, NULL, NULL), XPB_OK);
+    assert_int_equal(api->run(exe, 0), XPB_OK);
+    assert_int_equal(api->synchronize(exe), XPB_OK);
+    xpb_memory_stats ms = {.struct_size = sizeof ms, .peak_bytes = 7};
+    assert_int_equal(XPB_MEMBER_OR(api, xpb_backend_api, memory_stats, NULL)(exe, &ms), XPB_OK);
+    assert_int_equal(ms.peak_bytes, 0);
+    api->destroy(exe);
+    api->close(be);
+    xpb_registry_free(r);
+}
+
+static void test_newer_minor_is_accepted(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("newer_minor");
+    assert_int_equal(xpb_registry_count(r), 1);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_newer_minor");
+    assert_non_null(d);
+    assert_int_equal(d->abi_major, 1);
+    assert_int_equal(d->abi_minor, 7);
+    assert_true(d->struct_size > sizeof(xpb_plugin_descriptor));
+    const xpb_backend_api *api = xpb_registry_backend(r, "fake_newer_minor");
+    assert_true(api->struct_size > sizeof(xpb_backend_api));
+    /* Known optional members are read; unknown cap bits are kept as they are. */
+    assert_int_equal(xpb_plugin_caps(d), XPB_CAP_MEMORY_STATS | (1ull << 40));
+    assert_non_null(XPB_MEMBER_OR(api, xpb_backend_api, memory_stats, NULL));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, profile_read, NULL));
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    api->close(be);
+    xpb_registry_free(r);
+}
+
+static void test_null_optional_entry_points_are_unsupported(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("null_optional");
+    assert_int_equal(xpb_registry_count(r), 1);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_at(r, 0, NULL);
+    const xpb_backend_api *api = xpb_registry_backend(r, "fake_null_optional");
+    assert_ptr_equal(api, d->api);
+    /* The descriptor claims all three; the host sees none of them. */
+    assert_int_equal(d->caps & XPB_CAP_PROFILING, XPB_CAP_PROFILING);
+    assert_int_equal(xpb_plugin_caps(d), XPB_CAP_FUSION);
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, profile_read, NULL));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, memory_stats, NULL));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, energy_read, NULL));
+    xpb_registry_free(r);
+}
+
+static void test_oldest_header_has_no_optional_members(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("oldest_header");
+    assert_int_equal(xpb_registry_count(r), 1);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_at(r, 0, NULL);
+    const xpb_backend_api *api = xpb_registry_backend(r, "fake_oldest_header");
+    assert_non_null(api);
+    assert_int_equal(api->struct_size, offsetof(xpb_backend_api, profile_read));
+    /* Past struct_size lie non-NULL pointers (traps that abort): only XPB_HAS_MEMBER keeps
+     * the host from taking them for entry points. */
+    assert_non_null(api->profile_read);
+    assert_false(XPB_HAS_MEMBER(api, xpb_backend_api, profile_read));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, profile_read, NULL));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, memory_stats, NULL));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, energy_read, NULL));
+    assert_int_equal(xpb_plugin_caps(d), 0);
+    assert_true(XPB_HAS_MEMBER(api, xpb_backend_api, synchronize));
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    api->close(be);
+    xpb_registry_free(r);
+}
+
+/* ---- plugins that are refused ---- */
+
+static void test_wrong_major(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected,
+             "%s: plugin 'fake_wrong_major' 2.1.0 was built for ABI 2.0, this host speaks ABI "
+             "%d.%d; skipped",
+             fake_path("wrong_major", "fake_wrong_major.so"), XPB_ABI_MAJOR, XPB_ABI_MINOR);
+    assert_refused("wrong_major", expected);
+}
+
+static void test_missing_symbol(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("missing_symbol");
+    assert_int_equal(xpb_registry_count(r), 0);
+    assert_int_equal(xpb_registry_problem_count(r), 1);
+    const char *p = xpb_registry_problem(r, 0);
+    char prefix[2 * PATH_MAX];
+    snprintf(prefix, sizeof prefix, "%s: no entry point xpb_plugin_query (",
+             fake_path("missing_symbol", "fake_missing_symbol.so"));
+    assert_memory_equal(p, prefix, strlen(prefix));
+    assert_non_null(strstr(p, "undefined symbol: xpb_plugin_query)")); /* dlerror's words */
+    assert_string_equal(p + strlen(p) - strlen("); skipped"), "); skipped");
+    xpb_registry_free(r);
+}
+
+static void test_failing_init(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected,
+             "%s: xpb_plugin_query failed: internal error (status 10); skipped",
+             fake_path("failing_init", "fake_failing_init.so"));
+    xpb_log_set_level(-1); /* the fake logs an error line; keep the test output clean */
+    assert_refused("failing_init", expected);
+    xpb_log_set_level(XPB_LOG_WARN);
+}
+
+static void test_plugin_refuses_host(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected,
+             "%s: backend 'fake_refuses_host' 0.9.0 (built for ABI 1.3, this host speaks ABI "
+             "%d.%d): xpb_plugin_query failed: incompatible plugin ABI version (status 4); "
+             "skipped",
+             fake_path("refuses_host", "fake_refuses_host.so"), XPB_ABI_MAJOR, XPB_ABI_MINOR);
+    assert_refused("refuses_host", expected);
+}
+
+static void test_bad_name(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected, "%s: plugin name 'Bad Name' is not [a-z0-9_]+; skipped",
+             fake_path("bad_name", "fake_bad_name.so"));
+    assert_refused("bad_name", expected);
+}
+
+static void test_missing_required_entry_point(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected,
+             "%s: backend 'fake_missing_required' 1.0.0: required entry point 'compile' is "
+             "NULL; skipped",
+             fake_path("missing_required", "fake_missing_required.so"));
+    assert_refused("missing_required", expected);
+}
+
+static void test_short_function_table(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected,
+             "%s: backend 'fake_short_table' 1.0.0: function table struct_size is %zu, ABI 1.0 "
+             "needs at least %zu (through 'synchronize'); skipped",
+             fake_path("short_table", "fake_short_table.so"),
+             offsetof(xpb_backend_api, synchronize), offsetof(xpb_backend_api, profile_read));
+    assert_refused("short_table", expected);
+}
+
+static void test_bad_model_params(void **state)
+{
+    (void)state;
+    char expected[2 * PATH_MAX];
+    snprintf(expected, sizeof expected,
+             "%s: model 'fake_bad_params' 1.0.0: declares parameter 'width' twice; skipped",
+             fake_path("bad_params", "fake_bad_params.so"));
+    assert_refused("bad_params", expected);
+}
+
+static void test_not_a_shared_object(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("junk");
+    assert_int_equal(xpb_registry_count(r), 0);
+    assert_int_equal(xpb_registry_problem_count(r), 1);
+    const char *p = xpb_registry_problem(r, 0);
+    char prefix[2 * PATH_MAX];
+    snprintf(prefix, sizeof prefix, "%s: cannot load: ", fake_path("junk", "junk.so"));
+    assert_memory_equal(p, prefix, strlen(prefix));
+    assert_string_equal(p + strlen(p) - strlen("; skipped"), "; skipped");
+    xpb_registry_free(r);
+}
+
+static void test_missing_folder(void **state)
+{
+    (void)state;
+    char expected[PATH_MAX + 128];
+    snprintf(expected, sizeof expected,
+             "%s/no_such_folder: cannot read plugin folder: No such file or directory; skipped",
+             FAKE);
+    assert_refused("no_such_folder", expected);
+}
+
+/* ---- names ---- */
+
+static void test_duplicate_name_first_folder_wins(void **state)
+{
+    (void)state;
+    const char *good = fake_path("good_backend", "fake_good_backend.so");
+    const char *dup = fake_path("duplicate", "fake_duplicate.so");
+    char expected[3 * PATH_MAX];
+
+    const char *order1[] = {"good_backend", "duplicate"};
+    xpb_registry *r = load_folders(order1, 2);
+    assert_int_equal(xpb_registry_count(r), 1);
+    assert_string_equal(xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_good")->version, "1.0.0");
+    snprintf(expected, sizeof expected,
+             "%s: backend 'fake_good' 9.9.9 has the same name as backend 'fake_good' 1.0.0 "
+             "from %s, loaded first; skipped",
+             dup, good);
+    assert_one_problem(r, expected);
+    xpb_registry_free(r);
+
+    const char *order2[] = {"duplicate", "good_backend"};
+    r = load_folders(order2, 2);
+    assert_int_equal(xpb_registry_count(r), 1);
+    assert_string_equal(xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_good")->version, "9.9.9");
+    snprintf(expected, sizeof expected,
+             "%s: backend 'fake_good' 1.0.0 has the same name as backend 'fake_good' 9.9.9 "
+             "from %s, loaded first; skipped",
+             good, dup);
+    assert_one_problem(r, expected);
+    xpb_registry_free(r);
+}
+
+static void test_files_load_in_name_order(void **state)
+{
+    (void)state;
+    /* "pair" holds a_pair.so .. d_pair.so, all named fake_pair, and also a folder named
+     * folder.so, README.txt, .hidden.so and e_pair.so.1, none of which is a plugin file. */
+    xpb_registry *r = load_one("pair");
+    assert_int_equal(xpb_registry_count(r), 1);
+    const char *path = NULL;
+    const xpb_plugin_descriptor *d = xpb_registry_at(r, 0, &path);
+    assert_string_equal(d->name, "fake_pair");
+    assert_string_equal(d->version, "a");
+    assert_string_equal(path, fake_path("pair", "a_pair.so"));
+    assert_int_equal(xpb_registry_problem_count(r), 3);
+    for (int i = 0; i < 3; i++) {
+        char file[16], expected[3 * PATH_MAX];
+        snprintf(file, sizeof file, "%c_pair.so", 'b' + i);
+        snprintf(expected, sizeof expected,
+                 "%s: backend 'fake_pair' %c has the same name as backend 'fake_pair' a from "
+                 "%s, loaded first; skipped",
+                 fake_path("pair", file), 'b' + i, fake_path("pair", "a_pair.so"));
+        assert_string_equal(xpb_registry_problem(r, (size_t)i), expected);
+    }
+    xpb_registry_free(r);
+}
+
+/* ---- everything at once ---- */
+
+static void test_bad_plugins_never_stop_good_ones(void **state)
+{
+    (void)state;
+    const char *folders[] = {"good_backend",   "wrong_major",   "good_model",   "newer_minor",
+                             "missing_symbol", "failing_init",  "refuses_host", "null_optional",
+                             "duplicate",      "oldest_header", "bad_name",     "missing_required",
+                             "short_table",    "bad_params",    "pair",         "junk"};
+    xpb_log_set_level(-1);
+    xpb_registry *r = load_folders(folders, sizeof folders / sizeof folders[0]);
+    xpb_log_set_level(XPB_LOG_WARN);
+
+    static const char *const loaded[] = {"fake_good",          "fake_model",
+                                         "fake_newer_minor",   "fake_null_optional",
+                                         "fake_oldest_header", "fake_pair"};
+    assert_int_equal(xpb_registry_count(r), 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_string_equal(xpb_registry_at(r, i, NULL)->name, loaded[i]);
+
+    /* One problem per refused file, in load order, each starting with the file's path. */
+    static const char *const refused[][2] = {
+        {"wrong_major", "fake_wrong_major.so"},
+        {"missing_symbol", "fake_missing_symbol.so"},
+        {"failing_init", "fake_failing_init.so"},
+        {"refuses_host", "fake_refuses_host.so"},
+        {"duplicate", "fake_duplicate.so"},
+        {"bad_name", "fake_bad_name.so"},
+        {"missing_required", "fake_missing_required.so"},
+        {"short_table", "fake_short_table.so"},
+        {"bad_params", "fake_bad_params.so"},
+        {"pair", "b_pair.so"},
+        {"pair", "c_pair.so"},
+        {"pair", "d_pair.so"},
+        {"junk", "junk.so"},
+    };
+    size_t n = sizeof refused / sizeof refused[0];
+    assert_int_equal(xpb_registry_problem_count(r), n);
+    for (size_t i = 0; i < n; i++) {
+        const char *path = fake_path(refused[i][0], refused[i][1]);
+        const char *p = xpb_registry_problem(r, i);
+        assert_non_null(p);
+        assert_memory_equal(p, path, strlen(path));
+        assert_int_equal(p[strlen(path)], ':');
+    }
+    assert_non_null(xpb_registry_backend(r, "fake_null_optional"));
+    assert_non_null(xpb_registry_model(r, "fake_model"));
+    assert_null(xpb_registry_backend(r, "fake_wrong_major"));
+    xpb_registry_free(r);
+}
+
+/* ---- arguments ---- */
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    xpb_err err = {{0}};
+    const char *dirs[] = {FAKE "/good_backend", NULL};
+    xpb_registry *r = (xpb_registry *)&err; /* must be reset to NULL on failure */
+
+    assert_int_equal(xpb_registry_load(NULL, dirs, 1, &err), XPB_INVALID_ARGUMENT);
+    assert_string_equal(err.msg, "xpb_registry_load: out is NULL");
+    assert_int_equal(xpb_registry_load(&r, NULL, 1, &err), XPB_INVALID_ARGUMENT);
+    assert_null(r);
+    assert_int_equal(xpb_registry_load(&r, dirs, 2, &err), XPB_INVALID_ARGUMENT);
+    assert_string_equal(err.msg, "xpb_registry_load: plugin folder 1 is NULL");
+    assert_null(r);
+    assert_int_equal(xpb_registry_load(&r, dirs, 2, NULL), XPB_INVALID_ARGUMENT);
+    assert_int_equal(xpb_registry_default_dirs(NULL), XPB_INVALID_ARGUMENT);
+
+    /* No folders: an empty registry. */
+    assert_int_equal(xpb_registry_load(&r, NULL, 0, &err), XPB_OK);
+    assert_int_equal(xpb_registry_count(r), 0);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    xpb_registry_free(r);
+
+    /* A NULL registry is empty, and freeing it is a no-op. */
+    assert_int_equal(xpb_registry_count(NULL), 0);
+    assert_int_equal(xpb_registry_problem_count(NULL), 0);
+    assert_null(xpb_registry_at(NULL, 0, NULL));
+    assert_null(xpb_registry_problem(NULL, 0));
+    assert_null(xpb_registry_find(NULL, XPB_PLUGIN_BACKEND, "fake_good"));
+    xpb_registry_free(NULL);
+    xpb_strv_free(NULL);
+
+    assert_string_equal(xpb_plugin_kind_name(XPB_PLUGIN_BACKEND), "backend");
+    assert_string_equal(xpb_plugin_kind_name(XPB_PLUGIN_MODEL), "model");
+    assert_string_equal(xpb_plugin_kind_name(99), "unknown");
+}
+
+/* ---- logging ---- */
+
+/* Loads `folder` with the log going to a temporary file at `level` and returns what was
+ * logged (static buffer). */
+static const char *log_of_load(const char *folder, int level)
+{
+    static char text[1024];
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    xpb_log_set_stream(f);
+    xpb_log_set_level(level);
+    xpb_registry_free(load_one(folder));
+    xpb_log_set_stream(NULL);
+    xpb_log_set_level(XPB_LOG_WARN);
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void test_host_log_service(void **state)
+{
+    (void)state;
+    const xpb_host_services *host = xpb_log_host_services();
+    assert_int_equal(host->struct_size, sizeof(xpb_host_services));
+    assert_int_equal(host->abi_major, XPB_ABI_MAJOR);
+    assert_int_equal(host->abi_minor, XPB_ABI_MINOR);
+    assert_non_null(host->log);
+
+    char expected[128];
+    snprintf(expected, sizeof expected, "[fake_model] queried by a host speaking ABI %d.%d\n",
+             XPB_ABI_MAJOR, XPB_ABI_MINOR);
+    assert_string_equal(log_of_load("good_model", XPB_LOG_INFO), expected);
+    assert_string_equal(log_of_load("good_model", XPB_LOG_WARN), ""); /* INFO is filtered */
+    assert_string_equal(log_of_load("failing_init", XPB_LOG_ERROR),
+                        "[fake_failing_init] cannot initialise\n");
+    assert_string_equal(log_of_load("failing_init", -1), "");
+
+    /* The host's own lines, and the default and clamped levels. */
+    assert_int_equal(xpb_log_get_level(), XPB_LOG_WARN);
+    xpb_log_set_level(100);
+    assert_int_equal(xpb_log_get_level(), XPB_LOG_DEBUG);
+    xpb_log_set_level(-5);
+    assert_int_equal(xpb_log_get_level(), -1);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    xpb_log_set_stream(f);
+    xpb_log_set_level(XPB_LOG_WARN);
+    xpb_log(XPB_LOG_WARN, "runner", "%d of %s\n", 3, "four");
+    xpb_log(XPB_LOG_INFO, "runner", "filtered");
+    host->log(host->ctx, XPB_LOG_ERROR, "p", "m");
+    xpb_log_set_stream(NULL);
+    rewind(f);
+    char text[128];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_string_equal(text, "[runner] 3 of four\n[p] m\n");
+}
+
+/* ---- the default search path ---- */
+
+/* Creates every missing folder of `path` (mkdir -p), recording the ones it made in `made`
+ * (deepest last) so that the caller can remove exactly those. */
+static void make_dirs(const char *path, char made[][PATH_MAX], int *n_made)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) == 0)
+                snprintf(made[(*n_made)++], PATH_MAX, "%s", buf);
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+}
+
+static size_t strv_len(char **v)
+{
+    size_t n = 0;
+    while (v[n])
+        n++;
+    return n;
+}
+
+static void test_default_dirs(void **state)
+{
+    (void)state;
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(len > 0);
+    exe[len] = '\0';
+    *strrchr(exe, '/') = '\0';
+
+    /* Make rule 1's and rule 3's folders exist (and remove them again afterwards). */
+    char made[16][PATH_MAX];
+    int n_made = 0;
+    char build[PATH_MAX + 16], install[2 * PATH_MAX];
+    snprintf(build, sizeof build, "%s/plugins", exe);
+    snprintf(install, sizeof install, "%s/../%s", exe, XPB_PLUGIN_INSTALL_REL);
+    make_dirs(build, made, &n_made);
+    make_dirs(install, made, &n_made);
+    char *build_real = realpath(build, NULL), *install_real = realpath(install, NULL);
+    char *model_real = realpath(FAKE "/good_model", NULL);
+    char *backend_real = realpath(FAKE "/good_backend", NULL);
+    assert_non_null(build_real);
+    assert_non_null(install_real);
+    assert_non_null(model_real);
+    assert_non_null(backend_real);
+
+    /* Empty entries, a missing folder, a file and repeats are all left out. */
+    assert_int_equal(setenv("XPB_PLUGIN_PATH",
+                            "::" FAKE "/good_model:/nonexistent/xpb::" FAKE "/good_backend/:" FAKE
+                            "/good_model:" FAKE "/junk/junk.so:",
+                            1),
+                     0);
+    char **dirs = NULL;
+    assert_int_equal(xpb_registry_default_dirs(&dirs), XPB_OK);
+    assert_non_null(dirs);
+    assert_int_equal(strv_len(dirs), 4);
+    assert_string_equal(dirs[0], build_real);
+    assert_string_equal(dirs[1], model_real);
+    assert_string_equal(dirs[2], backend_real);
+    assert_string_equal(dirs[3], install_real);
+    xpb_strv_free(dirs);
+
+    /* The default dirs feed straight into a load. */
+    assert_int_equal(setenv("XPB_PLUGIN_PATH", FAKE "/good_backend", 1), 0);
+    assert_int_equal(xpb_registry_default_dirs(&dirs), XPB_OK);
+    xpb_registry *r = NULL;
+    assert_int_equal(xpb_registry_load(&r, (const char *const *)dirs, strv_len(dirs), NULL),
+                     XPB_OK);
+    assert_non_null(xpb_registry_backend(r, "fake_good"));
+    xpb_registry_free(r);
+    xpb_strv_free(dirs);
+
+    assert_int_equal(unsetenv("XPB_PLUGIN_PATH"), 0);
+    assert_int_equal(xpb_registry_default_dirs(&dirs), XPB_OK);
+    assert_int_equal(strv_len(dirs), 2);
+    assert_string_equal(dirs[0], build_real);
+    assert_string_equal(dirs[1], install_real);
+    xpb_strv_free(dirs);
+
+    for (int i = n_made; i-- > 0;)
+        assert_int_equal(rmdir(made[i]), 0);
+
+    /* Only folders that (still) exist are listed. */
+    struct stat sb;
+    size_t still = (stat(build, &sb) == 0) + (stat(install, &sb) == 0);
+    assert_int_equal(xpb_registry_default_dirs(&dirs), XPB_OK);
+    assert_int_equal(strv_len(dirs), still);
+    xpb_strv_free(dirs);
+
+    free(build_real);
+    free(install_real);
+    free(model_real);
+    free(backend_real);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_plugins_load),
+        cmocka_unit_test(test_newer_minor_is_accepted),
+        cmocka_unit_test(test_null_optional_entry_points_are_unsupported),
+        cmocka_unit_test(test_oldest_header_has_no_optional_members),
+        cmocka_unit_test(test_wrong_major),
+        cmocka_unit_test(test_missing_symbol),
+        cmocka_unit_test(test_failing_init),
+        cmocka_unit_test(test_plugin_refuses_host),
+        cmocka_unit_test(test_bad_name),
+        cmocka_unit_test(test_missing_required_entry_point),
+        cmocka_unit_test(test_short_function_table),
+        cmocka_unit_test(test_bad_model_params),
+        cmocka_unit_test(test_not_a_shared_object),
+        cmocka_unit_test(test_missing_folder),
+        cmocka_unit_test(test_duplicate_name_first_folder_wins),
+        cmocka_unit_test(test_files_load_in_name_order),
+        cmocka_unit_test(test_bad_plugins_never_stop_good_ones),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_host_log_service),
+        cmocka_unit_test(test_default_dirs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
