@@ -1,0 +1,69 @@
+/* Results documents: one JSON document per invocation (schema "xpubench-results", version 1,
+ * described field by field in docs/results.md). The runner builds the document with jansson,
+ * these functions create, validate, write, load, summarise and compare it. The CLI and the
+ * leaderboard validate with the same function. */
+#ifndef XPB_CORE_RESULTS_H
+#define XPB_CORE_RESULTS_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+#define XPB_RESULTS_SCHEMA "xpubench-results"
+#define XPB_RESULTS_SCHEMA_VERSION 1
+/* Largest results file xpb_results_load accepts. */
+#define XPB_RESULTS_MAX_BYTES (64u * 1024u * 1024u)
+
+/* A new document holding "schema", "schema_version", "tool" {name, version}, "created" (now,
+ * UTC, "YYYY-MM-DDTHH:MM:SSZ"), an empty "environment" object and empty "runs" and
+ * "comparisons" arrays. The caller fills in "scenario", "environment" and the runs (it does not
+ * validate until they are there), and owns the reference: release it with json_decref.
+ * NULL when out of memory. */
+json_t *xpb_results_new(void);
+
+/* Checks `doc` against the complete schema (docs/results.md): required keys, types, ranges,
+ * enumerations, unknown keys (allowed only inside "extra" objects), unique run ids,
+ * comparisons naming existing runs, and the rules that tie fields to a run's status.
+ * Returns XPB_OK or XPB_PARSE_ERROR with the first problem in err->msg, led by its JSON path:
+ *   "runs[2].metrics.throughput.median: expected a number >= 0, found string" */
+xpb_status xpb_results_validate(const json_t *doc, xpb_err *err);
+
+/* Validates `doc`, serialises it (2-space indent, top-level keys in the schema's order,
+ * every other object in insertion order, reals with 17 significant digits so that they read
+ * back identical, final newline) and writes it to `path` atomically (xpb_atomic_write:
+ * parent directories are created, an old file is replaced only by a complete new one).
+ * Returns XPB_PARSE_ERROR (invalid document; nothing written), XPB_OUT_OF_MEMORY or the status
+ * of xpb_atomic_write. */
+xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err);
+
+/* Reads `path` (at most XPB_RESULTS_MAX_BYTES), parses it strictly (duplicate keys rejected)
+ * and validates it. On success *out is a new reference owned by the caller (json_decref);
+ * on failure *out is NULL. Errors, all naming the file:
+ *   XPB_IO_ERROR     cannot open or read ("results.json: cannot open: No such file ...")
+ *   XPB_PARSE_ERROR  not JSON ("results.json:3:14: ..."), too large, or invalid against the
+ *                    schema ("results.json: runs[0].id: ...") */
+xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err);
+
+/* Prints the human summary of `doc` to `f`: a table with one row per run (id, status,
+ * model/variant, mode, batch, precision, backend, fused, threads, median throughput with its
+ * min-max spread, step time p50/p95/p99 in ms, coefficient of variation in %, GFLOP/s, loss of
+ * the first and last timed steps, host peak RSS in MiB), then the comparisons, then one line
+ * per run that did not finish with its error. Missing or mistyped fields print as "-", so a
+ * document that does not validate still prints. Returns XPB_INVALID_ARGUMENT when `doc` is not
+ * an object, XPB_IO_ERROR when writing to `f` fails, otherwise XPB_OK. */
+xpb_status xpb_results_print_table(FILE *f, const json_t *doc);
+
+/* Replaces doc's "comparisons" by those derived from its finished runs (status "ok" with a
+ * throughput median > 0): every ordered pair of runs whose configs differ in exactly one of
+ * backend / fusion / precision and agree on every other config key ("extra" aside) gives one
+ * comparison, speedup = candidate median throughput / baseline median throughput, where the
+ * baseline is the run on backend "cpu_ref" (kind "backend"), the unfused run (kind
+ * "fusion") or the fp32 run (kind "precision"); pairs without such a baseline (two non-
+ * reference backends, bf16 against tf32) give none. Order: by candidate, then by baseline, in
+ * run order. Idempotent. Returns XPB_INVALID_ARGUMENT when doc has no "runs" array,
+ * XPB_OUT_OF_MEMORY, otherwise XPB_OK. */
+xpb_status xpb_results_add_comparisons(json_t *doc);
+
+#endif
