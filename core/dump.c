@@ -25,11 +25,16 @@ static void safe_name(char *out, size_t size, const char *prefix, const char *na
     snprintf(out + n, size - n, ".npy");
 }
 
+/* Writes one tensor as <what>.<name>.npy and lists it in the manifest. A gradient is filed
+ * under its parameter's name ("grad.conv1.weight.npy") with "of" naming the parameter. */
 static xpb_status write_tensor(json_t *list, const char *dir, const char *what,
-                               const xpb_tensor_desc *d, const void *data, xpb_err *err)
+                               const xpb_model_program *mp, uint32_t t, const void *data,
+                               xpb_err *err)
 {
     char file[512], path[4096];
-    safe_name(file, sizeof file, what, d->name);
+    const xpb_tensor_desc *d = &mp->tensors[t];
+    const char *of = d->role == XPB_ROLE_GRAD ? mp->tensors[d->grad_of].name : NULL;
+    safe_name(file, sizeof file, what, of ? of : d->name);
     snprintf(path, sizeof path, "%s/%s", dir, file);
     xpb_status st = xpb_npy_write(path, d->dtype, d->ndim, d->dims, data, err);
     if (st)
@@ -44,6 +49,8 @@ static xpb_status write_tensor(json_t *list, const char *dir, const char *what,
     json_object_set_new(e, "dtype", json_string(d->dtype == XPB_DTYPE_I32 ? "int32" : "float32"));
     json_object_set_new(e, "shape", shape);
     json_object_set_new(e, "file", json_string(file));
+    if (of)
+        json_object_set_new(e, "of", json_string(of));
     json_array_append_new(list, e);
     return XPB_OK;
 }
@@ -90,10 +97,10 @@ xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
         const xpb_tensor_desc *d = &mp->tensors[t];
         if (d->role == XPB_ROLE_INPUT) {
             xpb_model_program_batch(mp, t, 0, buf);
-            st = write_tensor(tensors, dir, "input", d, buf, err);
+            st = write_tensor(tensors, dir, "input", mp, t, buf, err);
         } else if (d->role == XPB_ROLE_PARAM || (d->role == XPB_ROLE_STATE && mp->tensor_value[t])) {
             xpb_model_program_initial_value(mp, t, buf);
-            st = write_tensor(tensors, dir, d->role == XPB_ROLE_PARAM ? "param" : "state", d,
+            st = write_tensor(tensors, dir, d->role == XPB_ROLE_PARAM ? "param" : "state", mp, t,
                               buf, err);
         }
         if (st)
@@ -127,7 +134,7 @@ xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
         if (!what || (!mp->training && strcmp(what, "output") != 0))
             continue;
         if ((st = xpb_session_read(&s, t, buf, err)) ||
-            (st = write_tensor(tensors, dir, what, d, buf, err)))
+            (st = write_tensor(tensors, dir, what, mp, t, buf, err)))
             goto close_session;
     }
     json_t *opt = json_array();

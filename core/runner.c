@@ -351,7 +351,7 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
             goto finish;
         }
         json_object_set_new(verification, "verified", json_boolean(vr.passed));
-        json_object_set_new(verification, "max_rel_error", json_real(vr.max_rel_error));
+        json_object_set_new(verification, "max_rel_error", num_or_null(vr.max_rel_error));
         json_object_set_new(verification, "message", json_string(vr.message));
         if (!vr.passed) {
             set_status(run, "failed", vr.message);
