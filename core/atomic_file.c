@@ -135,6 +135,12 @@ xpb_status xpb_atomic_write(const char *path, const void *data, size_t len, xpb_
 
     if ((st = make_dirs(dir, path, err)) != XPB_OK)
         goto free_dir;
+    /* Never rename over a device, fifo or socket (say -o /dev/null as root). */
+    struct stat target;
+    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
+        st = xpb_err_set(err, XPB_IO_ERROR, "%s: exists and is not a regular file", path);
+        goto free_dir;
+    }
 
     size_t tmp_size = strlen(dir) + TEMP_BASE_MAX + 64;
     char *tmp = malloc(tmp_size);
