@@ -67,5 +67,5 @@ int main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_rng_streams),
     };
-    return cmocka_run_tests(tests);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }
