@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages xpubench needs, when they are missing.
+#   scripts/deps.sh build   what building and running needs
+#   scripts/deps.sh test    that plus what the test suite needs
+# As root it runs apt-get itself; otherwise it prints the command to run and fails.
+set -euo pipefail
+
+build_pkgs=(
+  cmake make gcc pkg-config            # toolchain
+  libyaml-dev                          # scenarios
+  libjansson-dev                       # results JSON
+  libdnnl-dev                          # the oneDNN CPU backend
+  libcurl4-openssl-dev                 # xpubench upload
+  libmicrohttpd-dev libsqlite3-dev libgnutls28-dev   # the leaderboard service
+)
+test_pkgs=(
+  libcmocka-dev                        # unit tests
+  gnutls-bin                           # certtool: test certificates for HTTPS tests
+  chromium                             # headless browser test of the leaderboard page
+)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-build}" = test ]; then
+  want+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$status" in
+    *"install ok installed"*) ;;
+    *) missing+=("$p") ;;
+  esac
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "xpubench: installing missing Debian packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  echo "xpubench: missing Debian packages: ${missing[*]}" >&2
+  echo "run as root, or: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
