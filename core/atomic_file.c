@@ -135,9 +135,10 @@ xpb_status xpb_atomic_write(const char *path, const void *data, size_t len, xpb_
 
     if ((st = make_dirs(dir, path, err)) != XPB_OK)
         goto free_dir;
-    /* Never rename over a device, fifo or socket (say -o /dev/null as root). */
+    /* Never rename over a device, fifo or socket (say -o /dev/null as root); a directory fails
+     * at the rename below. */
     struct stat target;
-    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
+    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
         st = xpb_err_set(err, XPB_IO_ERROR, "%s: exists and is not a regular file", path);
         goto free_dir;
     }
