@@ -275,6 +275,18 @@ static void test_readonly_directory(void **state)
     free(dir);
 }
 
+/* A device is never replaced, not even by root: /dev/null stays a character device. */
+static void test_refuses_device(void **state)
+{
+    (void)state;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_atomic_write("/dev/null", "x", 1, &err), XPB_IO_ERROR);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    struct stat st;
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_write_failure_keeps_old_file),
         cmocka_unit_test(test_create_failure),
         cmocka_unit_test(test_readonly_directory),
+        cmocka_unit_test(test_refuses_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
