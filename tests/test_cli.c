@@ -117,6 +117,7 @@ static const char *small_runs = "name: small\n"
                                 "    mode: train\n"
                                 "    min_steps: 4\n"
                                 "    repeats: 2\n"
+                                "    verify: true\n"
                                 "  - name: infer\n"
                                 "    mode: inference\n"
                                 "    min_steps: 3\n"
@@ -242,6 +243,10 @@ static void test_run_and_show(void **state)
     assert_true(last < first); /* one fixed sample: SGD must make progress */
     json_t *model = json_object_get(train, "model");
     assert_int_equal(json_integer_value(json_object_get(model, "parameters")), 2262602);
+    /* verify: true compared the first step with cpu_ref (here: with itself, exactly). */
+    json_t *ver = json_object_get(train, "verification");
+    assert_true(json_is_true(json_object_get(ver, "verified")));
+    assert_true(json_real_value(json_object_get(ver, "max_rel_error")) == 0.0);
     json_t *infer = json_array_get(runs, 1);
     assert_string_equal(json_string_value(json_object_get(infer, "status")), "ok");
     json_decref(doc);
