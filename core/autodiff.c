@@ -23,9 +23,9 @@ typedef struct lowering {
     const xpb_run_config *cfg;
     size_t cap_tensors, cap_ops;
     uint32_t *tensor_of; /* per graph value: its forward tensor, XPB_NO_TENSOR if none */
-    uint32_t *ws_of; /* per node: first workspace output tensor (ws_*), XPB_NO_TENSOR */
-    uint8_t *computed; /* per node: emitted in an earlier phase */
-    contrib *grads; /* per value */
+    uint32_t *ws_of;     /* per node: first workspace output tensor (ws_*), XPB_NO_TENSOR */
+    uint8_t *computed;   /* per node: emitted in an earlier phase */
+    contrib *grads;      /* per value */
     double *loss_weight; /* per value */
     xpb_err *err;
 } lowering;
@@ -180,8 +180,7 @@ static xpb_status emit_forward(lowering *L, uint32_t nid)
     for (size_t o = 0; o < L->g->n_outputs; o++)
         if (L->g->outputs[o].value == n->output)
             role = XPB_ROLE_OUTPUT;
-    if ((st = new_tensor(&y, L, v->name, n->layer, v->dtype, role, v->ndim, v->dims,
-                         n->output)))
+    if ((st = new_tensor(&y, L, v->name, n->layer, v->dtype, role, v->ndim, v->dims, n->output)))
         return st;
     L->tensor_of[n->output] = y;
     out[0] = y;
@@ -198,12 +197,12 @@ static xpb_status emit_forward(lowering *L, uint32_t nid)
         }
         dims[0] = x->dims[1];
         snprintf(name, sizeof name, "%s.ws_mean", n->layer);
-        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 1,
-                             dims, 0)))
+        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 1, dims,
+                             0)))
             return st;
         snprintf(name, sizeof name, "%s.ws_var", n->layer);
-        if ((st = new_tensor(&out[2], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 1,
-                             dims, 0)))
+        if ((st = new_tensor(&out[2], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 1, dims,
+                             0)))
             return st;
         n_out = 3;
         break;
@@ -211,33 +210,33 @@ static xpb_status emit_forward(lowering *L, uint32_t nid)
         dims[0] = x->dims[0];
         dims[1] = x->dims[1];
         snprintf(name, sizeof name, "%s.ws_mean", n->layer);
-        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 2,
-                             dims, 0)))
+        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 2, dims,
+                             0)))
             return st;
         snprintf(name, sizeof name, "%s.ws_var", n->layer);
-        if ((st = new_tensor(&out[2], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 2,
-                             dims, 0)))
+        if ((st = new_tensor(&out[2], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, 2, dims,
+                             0)))
             return st;
         n_out = 3;
         break;
     case XPB_OP_MAXPOOL:
         snprintf(name, sizeof name, "%s.ws_index", n->layer);
-        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_I32, XPB_ROLE_WORKSPACE,
-                             v->ndim, v->dims, 0)))
+        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_I32, XPB_ROLE_WORKSPACE, v->ndim,
+                             v->dims, 0)))
             return st;
         n_out = 2;
         break;
     case XPB_OP_SOFTMAX_XENT:
         snprintf(name, sizeof name, "%s.ws_prob", n->layer);
-        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE,
-                             x->ndim, x->dims, 0)))
+        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, x->ndim,
+                             x->dims, 0)))
             return st;
         n_out = 2;
         break;
     case XPB_OP_DROPOUT:
         snprintf(name, sizeof name, "%s.ws_mask", n->layer);
-        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE,
-                             v->ndim, v->dims, 0)))
+        if ((st = new_tensor(&out[1], L, name, n->layer, XPB_DTYPE_F32, XPB_ROLE_WORKSPACE, v->ndim,
+                             v->dims, 0)))
             return st;
         n_out = 2;
         a.seed = mix64(L->cfg->seed ^ mix64(nid));
@@ -677,7 +676,8 @@ int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op)
         const xpb_tensor_desc *w = xpb_program_tensor(
             p, op->kind == XPB_OP_LINEAR_BWD_WEIGHTS ? op->outputs[0] : op->inputs[1]);
         const xpb_tensor_desc *x = xpb_program_tensor(
-            p, op->kind == XPB_OP_LINEAR_BWD_DATA ? op->outputs[0] : op->inputs[op->kind == XPB_OP_LINEAR ? 0 : 1]);
+            p, op->kind == XPB_OP_LINEAR_BWD_DATA ? op->outputs[0]
+                                                  : op->inputs[op->kind == XPB_OP_LINEAR ? 0 : 1]);
         return 2 * x->dims[0] * w->dims[0] * w->dims[1];
     }
     default:
@@ -789,8 +789,8 @@ xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api
     lowering L = {.mp = mp, .cfg = cfg, .err = err};
     if (!mp)
         return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    if ((st = xpb_build_graph(&mp->graph, model, cfg->model, cfg->batch, cfg->variant,
-                              cfg->params, cfg->n_params, err)))
+    if ((st = xpb_build_graph(&mp->graph, model, cfg->model, cfg->batch, cfg->variant, cfg->params,
+                              cfg->n_params, err)))
         goto free_program;
     const xpb_graph *g = L.g = mp->graph;
     mp->training = cfg->mode == XPB_MODE_TRAIN;
@@ -825,8 +825,8 @@ xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api
             role = XPB_ROLE_STATE;
         else
             continue;
-        if ((st = new_tensor(&L.tensor_of[v], &L, gv->name, "", gv->dtype, role, gv->ndim,
-                             gv->dims, v)))
+        if ((st = new_tensor(&L.tensor_of[v], &L, gv->name, "", gv->dtype, role, gv->ndim, gv->dims,
+                             v)))
             goto free_lowering;
     }
 
@@ -854,16 +854,14 @@ xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api
             uint32_t t = L.tensor_of[g->phases[p].losses[i].value];
             if (t == XPB_NO_TENSOR)
                 continue;
-            xpb_program_loss *grown =
-                realloc(mp->losses, (mp->n_losses + 1) * sizeof *mp->losses);
+            xpb_program_loss *grown = realloc(mp->losses, (mp->n_losses + 1) * sizeof *mp->losses);
             if (!grown) {
                 st = oom(&L);
                 goto free_lowering;
             }
             mp->losses = grown;
-            mp->losses[mp->n_losses++] =
-                (xpb_program_loss){t, mp->training ? (uint32_t)p : 0,
-                                   g->phases[p].losses[i].weight};
+            mp->losses[mp->n_losses++] = (xpb_program_loss){t, mp->training ? (uint32_t)p : 0,
+                                                            g->phases[p].losses[i].weight};
         }
     compute_lifetimes(mp);
     mp->program = (xpb_program){.struct_size = sizeof(xpb_program),

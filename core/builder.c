@@ -57,7 +57,7 @@ const char *xpb_model_param_effective(const xpb_model_api *model, const char *va
 static int parse_bool(int *out, const char *s)
 {
     static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
-                                                                                 "off", "0"};
+                                                                                "off", "0"};
     for (int i = 0; i < 4; i++) {
         if (strcmp(s, yes[i]) == 0)
             return *out = 1, 1;
@@ -267,13 +267,14 @@ static xpb_status check_dims(xpb_builder *b, const char *what, const char *name,
                              const int64_t *dims)
 {
     if (ndim < 1 || ndim > XPB_MAX_DIMS)
-        return fail(b, XPB_INVALID_ARGUMENT, "%s '%s': expected 1 to %d dimensions, found %u",
-                    what, name, XPB_MAX_DIMS, ndim);
+        return fail(b, XPB_INVALID_ARGUMENT, "%s '%s': expected 1 to %d dimensions, found %u", what,
+                    name, XPB_MAX_DIMS, ndim);
     int64_t total = 1;
     for (uint32_t d = 0; d < ndim; d++) {
         if (dims[d] < 1 || dims[d] > (1ll << 31))
-            return fail(b, XPB_INVALID_ARGUMENT, "%s '%s': dimension %u: expected 1..2^31, found %lld",
-                        what, name, d, (long long)dims[d]);
+            return fail(b, XPB_INVALID_ARGUMENT,
+                        "%s '%s': dimension %u: expected 1..2^31, found %lld", what, name, d,
+                        (long long)dims[d]);
         total *= dims[d];
         if (total > (1ll << 34))
             return fail(b, XPB_INVALID_ARGUMENT, "%s '%s': more than 2^34 elements", what, name);
@@ -304,9 +305,14 @@ static xpb_status b_input(xpb_value *out, xpb_builder *b, const xpb_input_desc *
     if (d->dtype != XPB_DTYPE_F32 && d->dtype != XPB_DTYPE_I32)
         return fail(b, XPB_INVALID_ARGUMENT, "input '%s': unknown dtype %u", d->name, d->dtype);
     if (!(d->lo <= d->hi))
-        return fail(b, XPB_INVALID_ARGUMENT, "input '%s': range lo %g > hi %g", d->name, d->lo, d->hi);
-    xpb_gvalue v = {.name = (char *)d->name, .kind = XPB_VALUE_INPUT, .dtype = d->dtype,
-                    .ndim = d->ndim, .lo = d->lo, .hi = d->hi};
+        return fail(b, XPB_INVALID_ARGUMENT, "input '%s': range lo %g > hi %g", d->name, d->lo,
+                    d->hi);
+    xpb_gvalue v = {.name = (char *)d->name,
+                    .kind = XPB_VALUE_INPUT,
+                    .dtype = d->dtype,
+                    .ndim = d->ndim,
+                    .lo = d->lo,
+                    .hi = d->hi};
     memcpy(v.dims, d->dims, sizeof v.dims);
     return new_named(out, b, "input", &v);
 }
@@ -321,9 +327,14 @@ static xpb_status b_parameter(xpb_value *out, xpb_builder *b, const xpb_param_de
         return fail(b, XPB_INVALID_ARGUMENT, "parameter '%s': unknown initialiser %u", d->name,
                     d->init.kind);
     if (d->init.kind == XPB_INIT_NORMAL && !(d->init.b >= 0))
-        return fail(b, XPB_INVALID_ARGUMENT, "parameter '%s': normal std %g < 0", d->name, d->init.b);
-    xpb_gvalue v = {.name = (char *)d->name, .kind = XPB_VALUE_PARAM, .dtype = XPB_DTYPE_F32,
-                    .ndim = d->ndim, .init = d->init, .group = d->group,
+        return fail(b, XPB_INVALID_ARGUMENT, "parameter '%s': normal std %g < 0", d->name,
+                    d->init.b);
+    xpb_gvalue v = {.name = (char *)d->name,
+                    .kind = XPB_VALUE_PARAM,
+                    .dtype = XPB_DTYPE_F32,
+                    .ndim = d->ndim,
+                    .init = d->init,
+                    .group = d->group,
                     .trainable = d->trainable ? 1u : 0u};
     memcpy(v.dims, d->dims, sizeof v.dims);
     return new_named(out, b, "parameter", &v);
@@ -334,8 +345,11 @@ static xpb_status b_constant(xpb_value *out, xpb_builder *b, const char *name, u
 {
     if (!dims || ndim > XPB_MAX_DIMS)
         return fail(b, XPB_INVALID_ARGUMENT, "constant '%s': bad shape", name ? name : "(null)");
-    xpb_gvalue v = {.name = (char *)name, .kind = XPB_VALUE_CONST, .dtype = XPB_DTYPE_F32,
-                    .ndim = ndim, .value = value};
+    xpb_gvalue v = {.name = (char *)name,
+                    .kind = XPB_VALUE_CONST,
+                    .dtype = XPB_DTYPE_F32,
+                    .ndim = ndim,
+                    .value = value};
     memcpy(v.dims, dims, ndim * sizeof *dims);
     return new_named(out, b, "constant", &v);
 }
@@ -450,8 +464,11 @@ static xpb_status b_reshape(xpb_value *out, xpb_builder *b, const char *layer, x
                     xpb_shape_str(s2, sizeof s2, ndim, dims), (long long)after);
     }
     xpb_gnode n = {.kind = XPB_OP_RESHAPE, .layer = (char *)layer, .n_inputs = 1, .inputs = {x}};
-    xpb_gvalue v = {.kind = XPB_VALUE_NODE, .name = (char *)layer, .dtype = xv->dtype,
-                    .ndim = ndim, .node = (uint32_t)b->g->n_nodes};
+    xpb_gvalue v = {.kind = XPB_VALUE_NODE,
+                    .name = (char *)layer,
+                    .dtype = xv->dtype,
+                    .ndim = ndim,
+                    .node = (uint32_t)b->g->n_nodes};
     for (uint32_t d = 0; d < XPB_MAX_DIMS; d++)
         v.dims[d] = d < ndim ? dims[d] : 1;
     uint32_t vid, nid;
@@ -594,8 +611,11 @@ xpb_status xpb_build_graph(xpb_graph **out, const xpb_model_api *model, const ch
     xpb_status st;
     if ((st = xpb_model_params_check(model, model_name, variant, params, n_params, err)))
         return st;
-    xpb_builder b = {.model = model, .model_name = model_name, .variant = variant,
-                     .params = params, .n_params = n_params};
+    xpb_builder b = {.model = model,
+                     .model_name = model_name,
+                     .variant = variant,
+                     .params = params,
+                     .n_params = n_params};
     if ((st = xpb_graph_new(&b.g, batch)))
         return xpb_err_set(err, st, "out of memory");
     st = model->build(&b, &builder_api);

@@ -11,7 +11,7 @@
 /* The value of one declared model parameter after defaults and overrides. */
 typedef struct xpb_model_param_value {
     const xpb_model_param *decl; /* owned by the plugin */
-    const char *value; /* owned by the caller's kv array or the declaration */
+    const char *value;           /* owned by the caller's kv array or the declaration */
 } xpb_model_param_value;
 
 /* Checks `params` (and `variant`, when not NULL) against the model's declarations: unknown

@@ -4,11 +4,11 @@
 #define XPB_CORE_CLI_H
 
 enum {
-    XPB_EXIT_OK = 0, /* success */
-    XPB_EXIT_FAILURE = 1, /* the command ran and found a failure (run failed, check failed) */
-    XPB_EXIT_USAGE = 2, /* bad command line */
-    XPB_EXIT_INPUT = 3, /* bad input file (scenario, results) */
-    XPB_EXIT_PLUGIN = 4, /* a named plugin is missing or unusable */
+    XPB_EXIT_OK = 0,            /* success */
+    XPB_EXIT_FAILURE = 1,       /* the command ran and found a failure (run failed, check failed) */
+    XPB_EXIT_USAGE = 2,         /* bad command line */
+    XPB_EXIT_INPUT = 3,         /* bad input file (scenario, results) */
+    XPB_EXIT_PLUGIN = 4,        /* a named plugin is missing or unusable */
     XPB_EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C; finished runs were written */
 };
 

@@ -67,7 +67,8 @@ static json_t *info_json(const char *name, const xpb_model_api *m, const xpb_mod
         if (g->values[v].kind == XPB_VALUE_INPUT) {
             json_t *e = json_object();
             json_object_set_new(e, "name", json_string(g->values[v].name));
-            json_object_set_new(e, "dtype", json_string(g->values[v].dtype == XPB_DTYPE_I32 ? "int32" : "float32"));
+            json_object_set_new(
+                e, "dtype", json_string(g->values[v].dtype == XPB_DTYPE_I32 ? "int32" : "float32"));
             json_object_set_new(e, "shape", shape_json(g->values[v].ndim, g->values[v].dims));
             json_array_append_new(inputs, e);
         }
@@ -78,7 +79,9 @@ static json_t *info_json(const char *name, const xpb_model_api *m, const xpb_mod
         json_t *e = json_object(), *w = json_array();
         int64_t count = 0;
         json_object_set_new(e, "layer", json_string(n->layer));
-        json_object_set_new(e, "op", json_string(n->kind == XPB_GNODE_STOP_GRADIENT ? "STOP_GRADIENT" : xpb_op_name(n->kind)));
+        json_object_set_new(e, "op",
+                            json_string(n->kind == XPB_GNODE_STOP_GRADIENT ? "STOP_GRADIENT"
+                                                                           : xpb_op_name(n->kind)));
         json_object_set_new(e, "output", shape_json(y->ndim, y->dims));
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             const xpb_gvalue *v = &g->values[n->inputs[i]];
@@ -146,8 +149,12 @@ int xpb_cli_info(int argc, char **argv)
     long batch = 1;
     xpb_kv kv[64];
     size_t n_kv = 0;
-    xpb_run_config cfg = {.mode = XPB_MODE_TRAIN, .precision = XPB_PRECISION_FP32, .seed = 42,
-                          .lr = NAN, .momentum = NAN, .weight_decay = NAN};
+    xpb_run_config cfg = {.mode = XPB_MODE_TRAIN,
+                          .precision = XPB_PRECISION_FP32,
+                          .seed = 42,
+                          .lr = NAN,
+                          .momentum = NAN,
+                          .weight_decay = NAN};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: xpubench info MODEL [--set NAME=VALUE]... [--batch N] [--json]\n\n"

@@ -85,7 +85,8 @@ int xpb_cli_run(int argc, char **argv)
             usage(stdout);
             xpb_cli_sets_free(&sets);
             return XPB_EXIT_OK;
-        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
+        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+                   i + 1 < argc) {
             output = argv[++i];
         } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
             dump = argv[++i];
@@ -170,8 +171,8 @@ int xpb_cli_run(int argc, char **argv)
             else
                 snprintf(dump_dir, sizeof dump_dir, "%s/%s", dump, safe);
         }
-        xpb_runner_opts ro = {.dump_dir = dump ? dump_dir : NULL, .label = label,
-                              .stop = &stop_requested};
+        xpb_runner_opts ro = {
+            .dump_dir = dump ? dump_dir : NULL, .label = label, .stop = &stop_requested};
         json_t *run = xpb_run_one(r, c, &ro);
         if (!run) {
             fprintf(stderr, "xpubench run: out of memory\n");

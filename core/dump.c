@@ -69,13 +69,16 @@ static int make_dirs(const char *dir)
     return mkdir(tmp, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
-                         const xpb_model_program *mp, const xpb_run_config *cfg, xpb_err *err)
+xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api, const xpb_model_program *mp,
+                         const xpb_run_config *cfg, xpb_err *err)
 {
     xpb_status st;
     xpb_session s;
-    xpb_compile_options opts = {.struct_size = sizeof opts, .precision = cfg->precision,
-                                .fusion = cfg->fusion, .threads = cfg->threads, .keep_all = 1};
+    xpb_compile_options opts = {.struct_size = sizeof opts,
+                                .precision = cfg->precision,
+                                .fusion = cfg->fusion,
+                                .threads = cfg->threads,
+                                .keep_all = 1};
     json_t *manifest = json_object(), *tensors = json_array(), *losses = json_array();
     float *buf = NULL;
     size_t max = 0;
@@ -98,7 +101,8 @@ xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
         if (d->role == XPB_ROLE_INPUT) {
             xpb_model_program_batch(mp, t, 0, buf);
             st = write_tensor(tensors, dir, "input", mp, t, buf, err);
-        } else if (d->role == XPB_ROLE_PARAM || (d->role == XPB_ROLE_STATE && mp->tensor_value[t])) {
+        } else if (d->role == XPB_ROLE_PARAM ||
+                   (d->role == XPB_ROLE_STATE && mp->tensor_value[t])) {
             xpb_model_program_initial_value(mp, t, buf);
             st = write_tensor(tensors, dir, d->role == XPB_ROLE_PARAM ? "param" : "state", mp, t,
                               buf, err);
@@ -126,11 +130,11 @@ xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
     }
     for (uint32_t t = 0; t < mp->n_tensors; t++) {
         const xpb_tensor_desc *d = &mp->tensors[t];
-        const char *what = d->role == XPB_ROLE_GRAD     ? "grad"
-                           : d->role == XPB_ROLE_OUTPUT ? "output"
-                           : d->role == XPB_ROLE_PARAM  ? "param_after"
+        const char *what = d->role == XPB_ROLE_GRAD                             ? "grad"
+                           : d->role == XPB_ROLE_OUTPUT                         ? "output"
+                           : d->role == XPB_ROLE_PARAM                          ? "param_after"
                            : (d->role == XPB_ROLE_STATE && mp->tensor_value[t]) ? "state_after"
-                                                                                 : NULL;
+                                                                                : NULL;
         if (!what || (!mp->training && strcmp(what, "output") != 0))
             continue;
         if ((st = xpb_session_read(&s, t, buf, err)) ||
@@ -154,7 +158,8 @@ xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
     json_object_set_new(manifest, "format", json_string("xpubench-dump"));
     json_object_set_new(manifest, "format_version", json_integer(1));
     json_object_set_new(manifest, "model", json_string(cfg->model));
-    json_object_set_new(manifest, "variant", cfg->variant ? json_string(cfg->variant) : json_null());
+    json_object_set_new(manifest, "variant",
+                        cfg->variant ? json_string(cfg->variant) : json_null());
     json_object_set_new(manifest, "mode", json_string(xpb_mode_name(cfg->mode)));
     json_object_set_new(manifest, "batch", json_integer(cfg->batch));
     json_object_set_new(manifest, "seed", json_integer((json_int_t)cfg->seed));

@@ -11,7 +11,7 @@
 /* Compiles mp on `api` with keep_all, writes the initial values and batch 0, runs one step
  * and writes into `dir` (created if missing): initial parameters and state, the batch, every
  * loss, every parameter gradient, parameters and state after the step, and manifest.json. */
-xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api,
-                         const xpb_model_program *mp, const xpb_run_config *cfg, xpb_err *err);
+xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api, const xpb_model_program *mp,
+                         const xpb_run_config *cfg, xpb_err *err);
 
 #endif

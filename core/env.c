@@ -39,9 +39,9 @@ const char *xpb_env_cpu_model(char *buf, size_t size)
 /* Physical cores: distinct (physical id, core id) pairs; logical CPUs when unknown. */
 static long physical_cores(json_t *flags_out)
 {
-    static const char *const wanted[] = {"sse4_2", "avx", "avx2", "fma", "avx512f",
-                                         "avx512bw", "avx512_vnni", "avx512_bf16",
-                                         "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8"};
+    static const char *const wanted[] = {"sse4_2",      "avx",      "avx2",        "fma",
+                                         "avx512f",     "avx512bw", "avx512_vnni", "avx512_bf16",
+                                         "avx512_fp16", "amx_tile", "amx_bf16",    "amx_int8"};
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f)
         return -1;
@@ -105,8 +105,8 @@ json_t *xpb_env_collect(const xpb_registry *registry)
 {
     char buf[512];
     struct utsname u;
-    json_t *env = json_object(), *cpu = json_object(), *flags = json_array(),
-           *libs = json_object(), *plugins = json_array();
+    json_t *env = json_object(), *cpu = json_object(), *flags = json_array(), *libs = json_object(),
+           *plugins = json_array();
     if (!env || !cpu || !flags || !libs || !plugins)
         goto fail;
     os_name(buf, sizeof buf);

@@ -23,17 +23,17 @@ typedef enum xpb_value_kind {
 #define XPB_GNODE_STOP_GRADIENT 1000u
 
 typedef struct xpb_gvalue {
-    char *name; /* unique among params/inputs/constants; the layer name for node results */
+    char *name;    /* unique among params/inputs/constants; the layer name for node results */
     uint32_t kind; /* xpb_value_kind */
     uint32_t dtype;
     uint32_t ndim;
     int64_t dims[XPB_MAX_DIMS];
-    uint32_t node; /* producing node (XPB_VALUE_NODE) */
-    xpb_init init; /* PARAM */
-    uint32_t group; /* PARAM */
+    uint32_t node;      /* producing node (XPB_VALUE_NODE) */
+    xpb_init init;      /* PARAM */
+    uint32_t group;     /* PARAM */
     uint32_t trainable; /* PARAM */
-    double lo, hi; /* INPUT: synthetic range */
-    double value; /* CONST */
+    double lo, hi;      /* INPUT: synthetic range */
+    double value;       /* CONST */
 } xpb_gvalue;
 
 typedef struct xpb_gnode {
@@ -65,8 +65,8 @@ typedef struct xpb_goutput {
 
 typedef struct xpb_graph {
     xpb_gvalue *values; /* values[0] unused */
-    size_t n_values; /* including the unused 0 */
-    xpb_gnode *nodes; /* nodes[0] unused */
+    size_t n_values;    /* including the unused 0 */
+    xpb_gnode *nodes;   /* nodes[0] unused */
     size_t n_nodes;
     char **groups; /* groups[0] = "default" */
     size_t n_groups;

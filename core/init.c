@@ -83,9 +83,8 @@ size_t xpb_model_program_max_input_bytes(const xpb_model_program *mp)
     return max;
 }
 
-xpb_status xpb_model_program_write_initial(const xpb_model_program *mp,
-                                           const xpb_backend_api *api, xpb_executable *exe,
-                                           xpb_err *err)
+xpb_status xpb_model_program_write_initial(const xpb_model_program *mp, const xpb_backend_api *api,
+                                           xpb_executable *exe, xpb_err *err)
 {
     size_t max = 0;
     for (uint32_t t = 0; t < mp->n_tensors; t++)

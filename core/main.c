@@ -27,10 +27,11 @@ static void usage(FILE *f)
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`xpubench COMMAND --help` tells more. Plugins are searched in <exe dir>/plugins,\n"
-               "$XPB_PLUGIN_PATH (colon-separated) and the install folder.\n"
-               "Exit codes: 0 ok, 1 a run or check failed, 2 usage, 3 bad input file,\n"
-               "4 plugin missing or unusable, 130 interrupted (finished runs are kept).\n");
+    fprintf(f,
+            "\n`xpubench COMMAND --help` tells more. Plugins are searched in <exe dir>/plugins,\n"
+            "$XPB_PLUGIN_PATH (colon-separated) and the install folder.\n"
+            "Exit codes: 0 ok, 1 a run or check failed, 2 usage, 3 bad input file,\n"
+            "4 plugin missing or unusable, 130 interrupted (finished runs are kept).\n");
 }
 
 int main(int argc, char **argv)

@@ -31,10 +31,10 @@ typedef struct xpb_model_program {
     uint32_t n_losses;
     uint32_t training;
     uint64_t seed;
-    int64_t param_count; /* trainable elements */
+    int64_t param_count;   /* trainable elements */
     int64_t flops_forward; /* per sample, multiply-add = 2 (conv, transposed conv, linear) */
-    int64_t flops_train; /* per sample, every conv/linear op of the training program */
-    uint32_t layers; /* forward nodes that have parameters (conv, linear, norm) */
+    int64_t flops_train;   /* per sample, every conv/linear op of the training program */
+    uint32_t layers;       /* forward nodes that have parameters (conv, linear, norm) */
     xpb_optimizer_desc *optimizers; /* per phase, after scenario overrides */
 } xpb_model_program;
 
@@ -50,9 +50,8 @@ int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op);
 /* Writes every PARAM, STATE (running stats, optimizer state, constants) tensor's initial
  * value into `exe`: parameters from the seeded RNG as the model declared, state from its
  * initialiser or zero. Identical on every backend for one seed. */
-xpb_status xpb_model_program_write_initial(const xpb_model_program *mp,
-                                           const xpb_backend_api *api, xpb_executable *exe,
-                                           xpb_err *err);
+xpb_status xpb_model_program_write_initial(const xpb_model_program *mp, const xpb_backend_api *api,
+                                           xpb_executable *exe, xpb_err *err);
 
 /* The initial value of tensor `t` (PARAM/STATE/CONST) into `buf` (xpb_tensor_bytes). */
 xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t t, float *buf);

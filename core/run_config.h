@@ -31,21 +31,21 @@ typedef struct xpb_run_config {
     uint32_t batch;
     uint32_t precision; /* xpb_precision (backend.h) */
     char *backend;
-    uint32_t fusion; /* 0/1 */
+    uint32_t fusion;  /* 0/1 */
     uint32_t threads; /* 0: backend default */
     uint32_t device;
-    uint32_t warmup; /* untimed steps */
+    uint32_t warmup;    /* untimed steps */
     uint32_t min_steps; /* timed steps per repeat: at least this many ... */
-    double min_time; /* ... and at least this many seconds */
+    double min_time;    /* ... and at least this many seconds */
     uint32_t max_steps; /* hard cap per repeat (0 = none) */
     uint32_t repeats;
     uint64_t seed;
-    char *data; /* "synthetic" */
-    uint32_t transfer; /* xpb_transfer */
+    char *data;                        /* "synthetic" */
+    uint32_t transfer;                 /* xpb_transfer */
     double lr, momentum, weight_decay; /* NaN: the model's default optimizer setting */
-    uint32_t verify; /* 1: check the first step against cpu_ref before timing */
-    uint32_t profile; /* 1: ask the backend for per-op times */
-    xpb_kv *params; /* model parameters (besides variant) */
+    uint32_t verify;                   /* 1: check the first step against cpu_ref before timing */
+    uint32_t profile;                  /* 1: ask the backend for per-op times */
+    xpb_kv *params;                    /* model parameters (besides variant) */
     size_t n_params;
     char *file; /* scenario file and the line of the run, for messages */
     int line;

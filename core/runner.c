@@ -194,9 +194,8 @@ static xpb_status timed_repeats(timing *t, xpb_session *s, const xpb_run_config 
     return XPB_OK;
 }
 
-static json_t *metrics_json(const timing *t, const xpb_run_config *cfg,
-                            const xpb_model_program *mp, const xpb_session *s, double joules,
-                            const char *energy_source)
+static json_t *metrics_json(const timing *t, const xpb_run_config *cfg, const xpb_model_program *mp,
+                            const xpb_session *s, double joules, const char *energy_source)
 {
     json_t *m = json_object(), *tp = json_object(), *reps = json_array(), *st = json_object();
     size_t R = cfg->repeats;
@@ -257,14 +256,16 @@ static json_t *metrics_json(const timing *t, const xpb_run_config *cfg,
     json_object_set_new(en, "measured", json_boolean(measured));
     json_object_set_new(en, "source", measured ? json_string(energy_source) : json_null());
     json_object_set_new(en, "joules", measured ? json_real(joules) : json_null());
-    json_object_set_new(en, "samples_per_joule", measured ? json_real(samples / joules) : json_null());
+    json_object_set_new(en, "samples_per_joule",
+                        measured ? json_real(samples / joules) : json_null());
     json_object_set_new(m, "energy", en);
 
     json_t *loss = json_object();
     json_object_set_new(loss, "first", num_or_null(t->loss_first));
     json_object_set_new(loss, "last", num_or_null(t->loss_last));
     json_object_set_new(m, "loss", loss);
-    double overhead = t->wall_seconds > 0 ? (t->wall_seconds - t->backend_seconds) / t->wall_seconds : 0;
+    double overhead =
+        t->wall_seconds > 0 ? (t->wall_seconds - t->backend_seconds) / t->wall_seconds : 0;
     json_object_set_new(m, "host_overhead_fraction", json_real(overhead < 0 ? 0 : overhead));
     return m;
 }
@@ -359,8 +360,10 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
         }
     }
 
-    xpb_compile_options copts = {.struct_size = sizeof copts, .precision = cfg->precision,
-                                 .fusion = cfg->fusion, .threads = cfg->threads,
+    xpb_compile_options copts = {.struct_size = sizeof copts,
+                                 .precision = cfg->precision,
+                                 .fusion = cfg->fusion,
+                                 .threads = cfg->threads,
                                  .profiling = cfg->profile};
     xpb_progress_update(opts->label, 0, "compiling");
     if ((st = xpb_session_open(&s, backend, cfg->device, mp, &copts, &err))) {

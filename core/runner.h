@@ -11,8 +11,8 @@
 #include "run_config.h"
 
 typedef struct xpb_runner_opts {
-    const char *dump_dir; /* NULL: no dump */
-    const char *label; /* progress label, e.g. "[2/5] conv6-train" */
+    const char *dump_dir;        /* NULL: no dump */
+    const char *label;           /* progress label, e.g. "[2/5] conv6-train" */
     volatile sig_atomic_t *stop; /* set by a signal handler: finish the run as interrupted */
 } xpb_runner_opts;
 

@@ -38,7 +38,8 @@ xpb_status xpb_scenario_check_plugins(const xpb_scenario *s, const xpb_registry 
                                "(%s), found '%s'",
                                c->file, c->line, c->id, names, c->backend);
         }
-        xpb_status st = xpb_model_params_check(m, c->model, c->variant, c->params, c->n_params, err);
+        xpb_status st =
+            xpb_model_params_check(m, c->model, c->variant, c->params, c->n_params, err);
         if (st) {
             xpb_err_prefix(err, "%s:%d: run '%s'", c->file, c->line, c->id);
             return st;

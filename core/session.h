@@ -8,9 +8,9 @@
 #include "model_program.h"
 
 typedef struct xpb_session {
-    const xpb_backend_api *api; /* owned by the plugin */
-    xpb_backend *backend; /* owned by the session */
-    xpb_executable *exe; /* owned by the session */
+    const xpb_backend_api *api;  /* owned by the plugin */
+    xpb_backend *backend;        /* owned by the session */
+    xpb_executable *exe;         /* owned by the session */
     const xpb_model_program *mp; /* borrowed: must outlive the session */
     xpb_device_info info;
     void *scratch; /* largest input, for batches */

@@ -10,7 +10,8 @@ const char *xpb_shape_str(char *buf, size_t size, uint32_t ndim, const int64_t *
     size_t used = 0;
     used += (size_t)snprintf(buf, size, "[");
     for (uint32_t d = 0; d < ndim && used < size; d++)
-        used += (size_t)snprintf(buf + used, size - used, d ? ", %lld" : "%lld", (long long)dims[d]);
+        used +=
+            (size_t)snprintf(buf + used, size - used, d ? ", %lld" : "%lld", (long long)dims[d]);
     if (used < size)
         snprintf(buf + used, size - used, "]");
     return buf;
@@ -29,8 +30,7 @@ static xpb_status expect_rank(const xpb_gnode *n, const xpb_gvalue *v, const cha
         return XPB_OK;
     return xpb_err_set(err, XPB_INVALID_ARGUMENT,
                        "layer '%s' (%s): %s: expected a %u-D f32 tensor, found %s %s", n->layer,
-                       xpb_op_name(n->kind), what, rank,
-                       v->dtype == XPB_DTYPE_I32 ? "i32" : "f32",
+                       xpb_op_name(n->kind), what, rank, v->dtype == XPB_DTYPE_I32 ? "i32" : "f32",
                        xpb_shape_str(s, sizeof s, v->ndim, v->dims));
 }
 
@@ -66,10 +66,9 @@ static xpb_status expect_inputs(const xpb_gnode *n, uint32_t lo, uint32_t hi, xp
 {
     if (n->n_inputs >= lo && n->n_inputs <= hi)
         return XPB_OK;
-    return xpb_err_set(err, XPB_INVALID_ARGUMENT,
-                       "layer '%s' (%s): expected %u%s%u inputs, found %u", n->layer,
-                       xpb_op_name(n->kind), lo, lo == hi ? "" : " to ", lo == hi ? 0u : hi,
-                       n->n_inputs);
+    return xpb_err_set(
+        err, XPB_INVALID_ARGUMENT, "layer '%s' (%s): expected %u%s%u inputs, found %u", n->layer,
+        xpb_op_name(n->kind), lo, lo == hi ? "" : " to ", lo == hi ? 0u : hi, n->n_inputs);
 }
 
 static xpb_status infer_conv(int64_t *dims, const xpb_graph *g, const xpb_gnode *n, int transposed,
@@ -115,13 +114,12 @@ static xpb_status infer_conv(int64_t *dims, const xpb_graph *g, const xpb_gnode 
                 dims[2 + d] = 0;
         }
         if (dims[2 + d] < 1)
-            return xpb_err_set(err, XPB_INVALID_ARGUMENT,
-                               "layer '%s' (%s): kernel %lldx%lld does not fit input %s with "
-                               "padding %d (output size %lld)",
-                               n->layer, xpb_op_name(n->kind), (long long)w->dims[2],
-                               (long long)w->dims[3],
-                               xpb_shape_str(s1, sizeof s1, x->ndim, x->dims), a->pad[d],
-                               (long long)dims[2 + d]);
+            return xpb_err_set(
+                err, XPB_INVALID_ARGUMENT,
+                "layer '%s' (%s): kernel %lldx%lld does not fit input %s with "
+                "padding %d (output size %lld)",
+                n->layer, xpb_op_name(n->kind), (long long)w->dims[2], (long long)w->dims[3],
+                xpb_shape_str(s1, sizeof s1, x->ndim, x->dims), a->pad[d], (long long)dims[2 + d]);
     }
     return XPB_OK;
 }
@@ -184,13 +182,12 @@ xpb_status xpb_infer_shape(uint32_t *ndim, int64_t *dims, uint32_t *dtype, const
             (st = expect_rank(n, w, "weight", 2, err)))
             return st;
         if (w->dims[1] != x->dims[1])
-            return xpb_err_set(err, XPB_INVALID_ARGUMENT,
-                               "layer '%s' (LINEAR): weight %s expects %lld input features, "
-                               "input %s has %lld",
-                               n->layer, xpb_shape_str(s1, sizeof s1, w->ndim, w->dims),
-                               (long long)w->dims[1],
-                               xpb_shape_str(s2, sizeof s2, x->ndim, x->dims),
-                               (long long)x->dims[1]);
+            return xpb_err_set(
+                err, XPB_INVALID_ARGUMENT,
+                "layer '%s' (LINEAR): weight %s expects %lld input features, "
+                "input %s has %lld",
+                n->layer, xpb_shape_str(s1, sizeof s1, w->ndim, w->dims), (long long)w->dims[1],
+                xpb_shape_str(s2, sizeof s2, x->ndim, x->dims), (long long)x->dims[1]);
         if (n->n_inputs == 3 && (st = expect_vector(n, in_value(g, n, 2), "bias", w->dims[0], err)))
             return st;
         *ndim = 2;

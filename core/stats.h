@@ -7,7 +7,7 @@
 typedef struct xpb_summary {
     double mean, min, max;
     double p50, p95, p99; /* linear interpolation between order statistics (NumPy's default) */
-    double cv; /* coefficient of variation: sample standard deviation / mean */
+    double cv;            /* coefficient of variation: sample standard deviation / mean */
 } xpb_summary;
 
 /* Summarises n >= 1 samples (not modified). Returns -1 when out of memory or n == 0. */

@@ -41,12 +41,18 @@ xpb_status xpb_verify_step(xpb_verify_result *out, const xpb_registry *registry,
     xpb_status st;
     const xpb_backend_api *ref_api = xpb_registry_backend(registry, "cpu_ref");
     if (!ref_api)
-        return xpb_err_set(err, XPB_NOT_FOUND, "verification needs the cpu_ref backend, which is not loaded");
+        return xpb_err_set(err, XPB_NOT_FOUND,
+                           "verification needs the cpu_ref backend, which is not loaded");
     xpb_session ref, dut;
     xpb_compile_options ref_opts = {.struct_size = sizeof ref_opts,
-                                    .precision = XPB_PRECISION_FP32, .fusion = 0, .keep_all = 1};
-    xpb_compile_options dut_opts = {.struct_size = sizeof dut_opts, .precision = cfg->precision,
-                                    .fusion = cfg->fusion, .threads = cfg->threads, .keep_all = 1};
+                                    .precision = XPB_PRECISION_FP32,
+                                    .fusion = 0,
+                                    .keep_all = 1};
+    xpb_compile_options dut_opts = {.struct_size = sizeof dut_opts,
+                                    .precision = cfg->precision,
+                                    .fusion = cfg->fusion,
+                                    .threads = cfg->threads,
+                                    .keep_all = 1};
     size_t max = 0;
     for (uint32_t t = 0; t < mp->n_tensors; t++)
         if (xpb_tensor_bytes(&mp->tensors[t]) > max)

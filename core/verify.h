@@ -11,7 +11,7 @@
 typedef struct xpb_verify_result {
     int passed;
     double max_rel_error; /* worst tensor: max|x - ref| / max|ref| */
-    double tolerance; /* for the run's precision */
+    double tolerance;     /* for the run's precision */
     char message[512]; /* "max relative error 3.1e-07 on 'conv1.weight.grad' (tolerance 1e-04)" */
 } xpb_verify_result;
 

@@ -35,8 +35,8 @@ static xpb_status tiny_build(xpb_builder *b, const xpb_builder_api *api)
     xpb_layer_opts o = {.bias = 1};
     xpb_op_attrs c3 = {.pad = {1, 1}}, pool = {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}};
     xpb_op_attrs pad = {.pad = {1, 1}}, leaky = {.negative_slope = 0.2f, .eps = 1e-5f};
-    xpb_op_attrs in_eps = {.eps = 1e-5f}, avg = {.kernel = {2, 2}, .stride = {1, 1},
-                                                 .count_include_pad = 1};
+    xpb_op_attrs in_eps = {.eps = 1e-5f},
+                 avg = {.kernel = {2, 2}, .stride = {1, 1}, .count_include_pad = 1};
     TRY(api->input(&x, b, &img));
     TRY(api->input(&labels, b, &lab));
     TRY(xpb_layer_conv(&y, b, api, "conv1", x, 2, 4, 3, 0, &c3, &o));
@@ -140,9 +140,15 @@ static const xpb_model_api gan2_api = {sizeof(xpb_model_api), NULL, 0, gan2_buil
 
 static xpb_run_config config(const char *model, uint32_t batch, uint32_t mode)
 {
-    xpb_run_config c = {.model = (char *)model, .batch = batch, .mode = mode,
-                        .precision = XPB_PRECISION_FP32, .seed = 7, .lr = 0.0, .momentum = 0.0,
-                        .weight_decay = 0.0, .backend = "cpu_ref"};
+    xpb_run_config c = {.model = (char *)model,
+                        .batch = batch,
+                        .mode = mode,
+                        .precision = XPB_PRECISION_FP32,
+                        .seed = 7,
+                        .lr = 0.0,
+                        .momentum = 0.0,
+                        .weight_decay = 0.0,
+                        .backend = "cpu_ref"};
     return c;
 }
 
@@ -241,7 +247,8 @@ static void test_phases(void **state)
     uint32_t gw = find_tensor(mp, "G.weight"), dw = find_tensor(mp, "D.weight");
     /* Phase gen updates G only, phase disc updates D only. */
     for (uint32_t p = 0; p < 2; p++)
-        for (uint32_t i = mp->phases[p].first_op; i < mp->phases[p].first_op + mp->phases[p].n_ops; i++)
+        for (uint32_t i = mp->phases[p].first_op; i < mp->phases[p].first_op + mp->phases[p].n_ops;
+             i++)
             if (mp->ops[i].kind == XPB_OP_ADAM_UPDATE) {
                 const char *name = mp->tensors[mp->ops[i].inputs[0]].name;
                 assert_true(strncmp(name, p == 0 ? "G." : "D.", 2) == 0);
@@ -302,9 +309,10 @@ static void gradcheck_program(const xpb_model_api *model, const char *name)
     xpb_run_config c = config(name, 2, XPB_MODE_TRAIN);
     assert_int_equal(xpb_model_program_create(&mp, model, &c, &err), XPB_OK);
     xpb_session s;
-    xpb_compile_options o = {.struct_size = sizeof o, .precision = XPB_PRECISION_FP32, .keep_all = 1};
-    assert_int_equal(xpb_session_open(&s, xpb_registry_backend(registry, "cpu_ref"), 0, mp, &o, &err),
-                     XPB_OK);
+    xpb_compile_options o = {
+        .struct_size = sizeof o, .precision = XPB_PRECISION_FP32, .keep_all = 1};
+    assert_int_equal(
+        xpb_session_open(&s, xpb_registry_backend(registry, "cpu_ref"), 0, mp, &o, &err), XPB_OK);
     int checked = 0;
     for (uint32_t t = 0; t < mp->n_tensors; t++) {
         const xpb_tensor_desc *d = &mp->tensors[t];
@@ -316,7 +324,8 @@ static void gradcheck_program(const xpb_model_api *model, const char *name)
             if ((mp->ops[i].kind == XPB_OP_SGD_UPDATE || mp->ops[i].kind == XPB_OP_ADAM_UPDATE) &&
                 mp->ops[i].inputs[0] == t)
                 for (uint32_t p = 0; p < mp->n_phases; p++)
-                    if (i >= mp->phases[p].first_op && i < mp->phases[p].first_op + mp->phases[p].n_ops)
+                    if (i >= mp->phases[p].first_op &&
+                        i < mp->phases[p].first_op + mp->phases[p].n_ops)
                         phase = p;
         int64_t n = xpb_tensor_numel(d);
         float *w = malloc((size_t)n * 4), *grad = malloc((size_t)n * 4);

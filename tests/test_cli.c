@@ -198,7 +198,8 @@ static void test_validate(void **state)
     assert_int_equal(xpb(&out, NULL, "validate", ok, NULL), 0);
     assert_non_null(strstr(out, "2 runs"));
     free(out);
-    const char *bad = write_scenario("bad.yaml", "name: bad\nruns:\n  - model: conv6\n    bach: 4\n");
+    const char *bad =
+        write_scenario("bad.yaml", "name: bad\nruns:\n  - model: conv6\n    bach: 4\n");
     assert_int_equal(xpb(NULL, &err, "validate", bad, NULL), 3);
     assert_non_null(strstr(err, "bad.yaml:4:"));
     assert_non_null(strstr(err, "batch"));
@@ -240,7 +241,7 @@ static void test_run_and_show(void **state)
     double first = json_real_value(json_object_get(loss, "first"));
     double last = json_real_value(json_object_get(loss, "last"));
     assert_true(first > 1.5 && first < 3.5); /* ~ln(10) at initialisation */
-    assert_true(last < first); /* one fixed sample: SGD must make progress */
+    assert_true(last < first);               /* one fixed sample: SGD must make progress */
     json_t *model = json_object_get(train, "model");
     assert_int_equal(json_integer_value(json_object_get(model, "parameters")), 2262602);
     /* verify: true compared the first step with cpu_ref (here: with itself, exactly). */
@@ -271,7 +272,7 @@ static void test_dump(void **state)
                      "min_time: 0, repeats: 1}\n");
     int rc = xpb(NULL, &err, "run", scen, "-o", results_path(), "--dump", dir, NULL);
     assert_int_equal(rc, 0);
-    
+
     free(err);
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     json_error_t je;
@@ -331,22 +332,20 @@ static void test_interrupt_keeps_finished_runs(void **state)
     assert_int_equal(xpb_results_load(&doc, results, &e), XPB_OK);
     assert_true(json_is_true(json_object_get(doc, "interrupted")));
     json_t *runs = json_object_get(doc, "runs");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "status")), "ok");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "status")),
+                        "ok");
     if (json_array_size(runs) == 2)
-        assert_string_equal(
-            json_string_value(json_object_get(json_array_get(runs, 1), "status")), "interrupted");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 1), "status")),
+                            "interrupted");
     json_decref(doc);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_help_and_usage),
-        cmocka_unit_test(test_info_conv6),
-        cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_run_and_show),
-        cmocka_unit_test(test_dump),
-        cmocka_unit_test(test_interrupt_keeps_finished_runs),
+        cmocka_unit_test(test_help_and_usage), cmocka_unit_test(test_info_conv6),
+        cmocka_unit_test(test_validate),       cmocka_unit_test(test_run_and_show),
+        cmocka_unit_test(test_dump),           cmocka_unit_test(test_interrupt_keeps_finished_runs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

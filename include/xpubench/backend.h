@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-typedef struct xpb_backend xpb_backend; /* opaque: an opened device */
+typedef struct xpb_backend xpb_backend;       /* opaque: an opened device */
 typedef struct xpb_executable xpb_executable; /* opaque: a compiled program */
 
 /* Precision policies. The program is always written in fp32 semantics; a mixed policy keeps
@@ -43,8 +43,8 @@ typedef enum xpb_precision {
 typedef struct xpb_compile_options {
     size_t struct_size;
     uint32_t precision; /* xpb_precision; a policy the backend cannot honour: XPB_UNSUPPORTED */
-    uint32_t fusion; /* 1: fuse as the backend sees fit; 0: every op is its own kernel */
-    uint32_t threads; /* host threads the backend may use; 0 = its own default */
+    uint32_t fusion;    /* 1: fuse as the backend sees fit; 0: every op is its own kernel */
+    uint32_t threads;   /* host threads the backend may use; 0 = its own default */
     uint32_t profiling; /* 1: collect per-op times for profile_read (may slow the run) */
     /* 1: every tensor keeps its value after run() and may be read (no memory reuse, no
      * eliding of intermediates). Used by --dump and the conformance suite. */
@@ -55,17 +55,17 @@ typedef struct xpb_compile_options {
  * struct_size covers. Strings are copied in (NUL-terminated, truncated to fit). */
 typedef struct xpb_device_info {
     size_t struct_size;
-    char name[128]; /* e.g. "Intel(R) Xeon(R) Platinum 8481C" or "Tesla T4" */
-    char driver[128]; /* driver / runtime version, "" when not applicable */
-    char libraries[256]; /* "oneDNN 2.6.3 (avx512_core_amx)", "cuDNN 9.1.0, cuBLAS 13.0" */
-    uint32_t precisions; /* XPB_PRECISION_BIT of every supported policy */
-    uint32_t threads; /* threads the device context uses (0 for accelerators) */
+    char name[128];        /* e.g. "Intel(R) Xeon(R) Platinum 8481C" or "Tesla T4" */
+    char driver[128];      /* driver / runtime version, "" when not applicable */
+    char libraries[256];   /* "oneDNN 2.6.3 (avx512_core_amx)", "cuDNN 9.1.0, cuBLAS 13.0" */
+    uint32_t precisions;   /* XPB_PRECISION_BIT of every supported policy */
+    uint32_t threads;      /* threads the device context uses (0 for accelerators) */
     uint64_t memory_bytes; /* device memory, 0 when it is host memory */
     double peak_flops[XPB_PRECISION_COUNT]; /* per policy, FLOP/s; 0 = unknown */
 } xpb_device_info;
 
 typedef struct xpb_op_profile {
-    uint32_t op; /* index into program.ops */
+    uint32_t op;         /* index into program.ops */
     uint32_t fused_into; /* op index whose kernel also did this op's work, or XPB_NO_TENSOR */
     uint64_t calls;
     double seconds; /* total time spent in this op's kernel(s) */
@@ -74,7 +74,7 @@ typedef struct xpb_op_profile {
 typedef struct xpb_memory_stats {
     size_t struct_size;
     uint64_t bytes_in_use; /* memory the executable holds now */
-    uint64_t peak_bytes; /* high-water mark since compile */
+    uint64_t peak_bytes;   /* high-water mark since compile */
 } xpb_memory_stats;
 
 typedef struct xpb_backend_api {

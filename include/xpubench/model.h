@@ -29,9 +29,9 @@ typedef uint32_t xpb_value;
 typedef enum xpb_init_kind {
     XPB_INIT_ZEROS = 1,
     XPB_INIT_ONES = 2,
-    XPB_INIT_CONST = 3, /* a */
+    XPB_INIT_CONST = 3,   /* a */
     XPB_INIT_UNIFORM = 4, /* U(a, b) */
-    XPB_INIT_NORMAL = 5, /* N(mean a, std b) */
+    XPB_INIT_NORMAL = 5,  /* N(mean a, std b) */
 } xpb_init_kind;
 
 typedef struct xpb_init {
@@ -43,7 +43,7 @@ typedef struct xpb_init {
  * from [lo, hi) for f32 and from the integers lo..hi inclusive for i32 (labels). */
 typedef struct xpb_input_desc {
     const char *name; /* "images", "labels", "real_A" ... */
-    uint32_t dtype; /* xpb_dtype */
+    uint32_t dtype;   /* xpb_dtype */
     uint32_t ndim;
     int64_t dims[XPB_MAX_DIMS]; /* dims[0] is the batch */
     double lo, hi;
@@ -54,7 +54,7 @@ typedef struct xpb_param_desc {
     uint32_t ndim;
     int64_t dims[XPB_MAX_DIMS];
     xpb_init init;
-    uint32_t group; /* parameter group (from group()); 0 = the default group */
+    uint32_t group;     /* parameter group (from group()); 0 = the default group */
     uint32_t trainable; /* 0 for state such as batch-norm running statistics */
 } xpb_param_desc;
 
@@ -75,17 +75,17 @@ typedef struct xpb_optimizer_desc {
  * scenarios (`variant: imagenet`, `params: {dropout: true}`). */
 typedef enum xpb_model_param_type {
     XPB_MPARAM_STRING = 1, /* `allowed` is "a|b|c" */
-    XPB_MPARAM_INT = 2, /* `allowed` is "min..max" or NULL */
-    XPB_MPARAM_FLOAT = 3, /* `allowed` is "min..max" or NULL */
+    XPB_MPARAM_INT = 2,    /* `allowed` is "min..max" or NULL */
+    XPB_MPARAM_FLOAT = 3,  /* `allowed` is "min..max" or NULL */
     XPB_MPARAM_BOOL = 4,
 } xpb_model_param_type;
 
 typedef struct xpb_model_param {
-    const char *name; /* [a-z0-9_]+ ; "variant" is the variant */
-    uint32_t type; /* xpb_model_param_type */
+    const char *name;          /* [a-z0-9_]+ ; "variant" is the variant */
+    uint32_t type;             /* xpb_model_param_type */
     const char *default_value; /* as it would be written in YAML */
-    const char *allowed; /* see xpb_model_param_type; NULL = anything of the type */
-    const char *help; /* one line */
+    const char *allowed;       /* see xpb_model_param_type; NULL = anything of the type */
+    const char *help;          /* one line */
 } xpb_model_param;
 
 /* Host functions a model calls while it builds. All pointers are owned by the host. */
@@ -154,7 +154,7 @@ static inline xpb_init xpb_init_pytorch_default(int64_t fan_in)
 
 typedef struct xpb_layer_opts {
     uint32_t group; /* parameter group of the layer's weights */
-    int bias; /* 1: the layer has a bias */
+    int bias;       /* 1: the layer has a bias */
     /* initialisers; kind 0 means PyTorch's default for the layer */
     xpb_init weight_init;
     xpb_init bias_init;
@@ -163,25 +163,31 @@ typedef struct xpb_layer_opts {
 /* Declares `<layer>.weight` / `<layer>.bias` and applies CONV2D (transposed: CONV_T2D, weight
  * [in, out, k, k]). `attrs` carries stride, pad, dilation, output_padding. */
 static inline xpb_status xpb_layer_conv(xpb_value *out, xpb_builder *b, const xpb_builder_api *api,
-                                        const char *layer, xpb_value x, int64_t in_c,
-                                        int64_t out_c, int64_t k, int transposed,
-                                        const xpb_op_attrs *attrs, const xpb_layer_opts *o)
+                                        const char *layer, xpb_value x, int64_t in_c, int64_t out_c,
+                                        int64_t k, int transposed, const xpb_op_attrs *attrs,
+                                        const xpb_layer_opts *o)
 {
     char name[256];
     xpb_value w, bias = XPB_NO_VALUE;
     xpb_status st;
     /* PyTorch computes fan_in from weight dim 1: in_c for conv, out_c for transposed conv. */
     int64_t fan_in = (transposed ? out_c : in_c) * k * k;
-    xpb_param_desc pw = {name, 4, {transposed ? in_c : out_c, transposed ? out_c : in_c, k, k},
+    xpb_param_desc pw = {name,
+                         4,
+                         {transposed ? in_c : out_c, transposed ? out_c : in_c, k, k},
                          o->weight_init.kind ? o->weight_init : xpb_init_pytorch_default(fan_in),
-                         o->group, 1};
+                         o->group,
+                         1};
     snprintf(name, sizeof name, "%s.weight", layer);
     if ((st = api->parameter(&w, b, &pw)) != XPB_OK)
         return st;
     if (o->bias) {
-        xpb_param_desc pb = {name, 1, {out_c, 1, 1, 1},
+        xpb_param_desc pb = {name,
+                             1,
+                             {out_c, 1, 1, 1},
                              o->bias_init.kind ? o->bias_init : xpb_init_pytorch_default(fan_in),
-                             o->group, 1};
+                             o->group,
+                             1};
         snprintf(name, sizeof name, "%s.bias", layer);
         if ((st = api->parameter(&bias, b, &pb)) != XPB_OK)
             return st;
@@ -200,16 +206,22 @@ static inline xpb_status xpb_layer_linear(xpb_value *out, xpb_builder *b,
     char name[256];
     xpb_value w, bias = XPB_NO_VALUE;
     xpb_status st;
-    xpb_param_desc pw = {name, 2, {out_f, in_f, 1, 1},
+    xpb_param_desc pw = {name,
+                         2,
+                         {out_f, in_f, 1, 1},
                          o->weight_init.kind ? o->weight_init : xpb_init_pytorch_default(in_f),
-                         o->group, 1};
+                         o->group,
+                         1};
     snprintf(name, sizeof name, "%s.weight", layer);
     if ((st = api->parameter(&w, b, &pw)) != XPB_OK)
         return st;
     if (o->bias) {
-        xpb_param_desc pb = {name, 1, {out_f, 1, 1, 1},
+        xpb_param_desc pb = {name,
+                             1,
+                             {out_f, 1, 1, 1},
                              o->bias_init.kind ? o->bias_init : xpb_init_pytorch_default(in_f),
-                             o->group, 1};
+                             o->group,
+                             1};
         snprintf(name, sizeof name, "%s.bias", layer);
         if ((st = api->parameter(&bias, b, &pb)) != XPB_OK)
             return st;
@@ -226,8 +238,7 @@ static inline xpb_status xpb_layer_batchnorm(xpb_value *out, xpb_builder *b,
                                              xpb_value x, int64_t channels, uint32_t group)
 {
     static const char *const suffix[4] = {"weight", "bias", "running_mean", "running_var"};
-    static const uint32_t init[4] = {XPB_INIT_ONES, XPB_INIT_ZEROS, XPB_INIT_ZEROS,
-                                     XPB_INIT_ONES};
+    static const uint32_t init[4] = {XPB_INIT_ONES, XPB_INIT_ZEROS, XPB_INIT_ZEROS, XPB_INIT_ONES};
     char name[256];
     xpb_value in[5] = {x, 0, 0, 0, 0};
     for (int i = 0; i < 4; i++) {

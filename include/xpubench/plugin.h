@@ -49,12 +49,12 @@ typedef enum xpb_plugin_kind {
 } xpb_plugin_kind;
 
 /* Capability bits of a plugin descriptor. Bits are never reused. */
-#define XPB_CAP_PROFILING (1ull << 0) /* backend: per-op timing (profile_read) */
+#define XPB_CAP_PROFILING (1ull << 0)    /* backend: per-op timing (profile_read) */
 #define XPB_CAP_MEMORY_STATS (1ull << 1) /* backend: memory_stats */
-#define XPB_CAP_ENERGY (1ull << 2) /* backend: energy_read */
-#define XPB_CAP_FUSION (1ull << 3) /* backend: honours compile option fusion */
-#define XPB_CAP_THREADS (1ull << 4) /* backend: honours compile option threads */
-#define XPB_CAP_ASYNC (1ull << 5) /* backend: run() may return before the work is done */
+#define XPB_CAP_ENERGY (1ull << 2)       /* backend: energy_read */
+#define XPB_CAP_FUSION (1ull << 3)       /* backend: honours compile option fusion */
+#define XPB_CAP_THREADS (1ull << 4)      /* backend: honours compile option threads */
+#define XPB_CAP_ASYNC (1ull << 5)        /* backend: run() may return before the work is done */
 
 typedef enum xpb_log_level {
     XPB_LOG_ERROR = 0,
@@ -76,14 +76,14 @@ typedef struct xpb_host_services {
 
 /* What a plugin answers. Must be static storage: the host keeps the pointer until dlclose. */
 typedef struct xpb_plugin_descriptor {
-    size_t struct_size; /* sizeof(xpb_plugin_descriptor) as the plugin compiled it */
-    uint32_t abi_major; /* XPB_ABI_MAJOR the plugin was built against */
-    uint32_t abi_minor; /* XPB_ABI_MINOR the plugin was built against */
-    uint32_t kind; /* xpb_plugin_kind */
-    const char *name; /* unique, [a-z0-9_]+, e.g. "cpu_ref" or "conv6" */
-    const char *version; /* the plugin's own version, e.g. "1.0.0" */
+    size_t struct_size;      /* sizeof(xpb_plugin_descriptor) as the plugin compiled it */
+    uint32_t abi_major;      /* XPB_ABI_MAJOR the plugin was built against */
+    uint32_t abi_minor;      /* XPB_ABI_MINOR the plugin was built against */
+    uint32_t kind;           /* xpb_plugin_kind */
+    const char *name;        /* unique, [a-z0-9_]+, e.g. "cpu_ref" or "conv6" */
+    const char *version;     /* the plugin's own version, e.g. "1.0.0" */
     const char *description; /* one line for `xpubench list` */
-    uint64_t caps; /* XPB_CAP_* */
+    uint64_t caps;           /* XPB_CAP_* */
     /* const xpb_backend_api * when kind is XPB_PLUGIN_BACKEND,
      * const xpb_model_api * when kind is XPB_PLUGIN_MODEL. */
     const void *api;
@@ -100,9 +100,8 @@ typedef xpb_status (*xpb_plugin_query_fn)(const xpb_plugin_descriptor **out, uin
 
 /* Use as: XPB_PLUGIN_QUERY { *out = &my_descriptor; return XPB_OK; } */
 #define XPB_PLUGIN_QUERY                                                                           \
-    XPB_EXPORT xpb_status xpb_plugin_query(const xpb_plugin_descriptor **out,                      \
-                                           uint32_t host_major, uint32_t host_minor,               \
-                                           const xpb_host_services *host)
+    XPB_EXPORT xpb_status xpb_plugin_query(const xpb_plugin_descriptor **out, uint32_t host_major, \
+                                           uint32_t host_minor, const xpb_host_services *host)
 
 #ifdef __cplusplus
 }

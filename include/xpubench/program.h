@@ -37,16 +37,16 @@ typedef enum xpb_dtype {
  * (present when n_inputs / n_outputs includes them); "*" marks an input the op updates in
  * place (always a PERSISTENT tensor). Numbers are fixed. */
 #define XPB_OP_MAP(X)                                                                              \
-    X(CONV2D, 1, "x, w[K,C,kh,kw], b[K] [opt] -> y")                                              \
+    X(CONV2D, 1, "x, w[K,C,kh,kw], b[K] [opt] -> y")                                               \
     X(CONV2D_BWD_DATA, 2, "dy, w -> dx")                                                           \
     X(CONV2D_BWD_WEIGHTS, 3, "dy, x -> dw, db [opt]")                                              \
-    X(CONV_T2D, 4, "x, w[C,K,kh,kw], b[K] [opt] -> y")                                            \
+    X(CONV_T2D, 4, "x, w[C,K,kh,kw], b[K] [opt] -> y")                                             \
     X(CONV_T2D_BWD_DATA, 5, "dy, w -> dx")                                                         \
     X(CONV_T2D_BWD_WEIGHTS, 6, "dy, x -> dw, db [opt]")                                            \
-    X(LINEAR, 7, "x[N,I], w[O,I], b[O] [opt] -> y[N,O]")                                          \
+    X(LINEAR, 7, "x[N,I], w[O,I], b[O] [opt] -> y[N,O]")                                           \
     X(LINEAR_BWD_DATA, 8, "dy, w -> dx")                                                           \
     X(LINEAR_BWD_WEIGHTS, 9, "dy, x -> dw, db [opt]")                                              \
-    X(BATCHNORM_TRAIN, 10, "x, gamma, beta, running_mean*, running_var* -> y, ws_mean, ws_var")  \
+    X(BATCHNORM_TRAIN, 10, "x, gamma, beta, running_mean*, running_var* -> y, ws_mean, ws_var")    \
     X(BATCHNORM_INFER, 11, "x, gamma, beta, running_mean, running_var -> y")                       \
     X(BATCHNORM_BWD, 12, "dy, x, gamma, ws_mean, ws_var -> dx, dgamma, dbeta")                     \
     X(INSTANCENORM, 13, "x -> y, ws_mean, ws_var")                                                 \
@@ -75,8 +75,8 @@ typedef enum xpb_dtype {
     X(L1_LOSS_BWD, 36, "x, target -> dx")                                                          \
     X(DROPOUT, 37, "x -> y, ws_mask")                                                              \
     X(DROPOUT_BWD, 38, "dy, ws_mask -> dx")                                                        \
-    X(SGD_UPDATE, 39, "param*, grad, momentum_buf* ->")               \
-    X(ADAM_UPDATE, 40, "param*, grad, m*, v*, step*[1] ->")               \
+    X(SGD_UPDATE, 39, "param*, grad, momentum_buf* ->")                                            \
+    X(ADAM_UPDATE, 40, "param*, grad, m*, v*, step*[1] ->")                                        \
     X(FILL, 41, "-> y")                                                                            \
     X(COPY, 42, "x -> y")
 
@@ -90,52 +90,52 @@ typedef enum xpb_op_kind {
 /* Attributes of an op. One flat struct for every op; each op reads only the members
  * docs/ops.md lists for it, the rest are zero. Pairs are (height, width). */
 typedef struct xpb_op_attrs {
-    int32_t kernel[2]; /* pooling window */
-    int32_t stride[2]; /* convolution and pooling stride */
-    int32_t pad[2]; /* symmetric zero padding (conv, pool) or reflection padding */
-    int32_t dilation[2]; /* convolution dilation (1 = none) */
+    int32_t kernel[2];         /* pooling window */
+    int32_t stride[2];         /* convolution and pooling stride */
+    int32_t pad[2];            /* symmetric zero padding (conv, pool) or reflection padding */
+    int32_t dilation[2];       /* convolution dilation (1 = none) */
     int32_t output_padding[2]; /* transposed convolution: extra rows/cols on one side */
     int32_t count_include_pad; /* average pooling: divide by the full window (PyTorch default 1) */
-    float negative_slope; /* LEAKY_RELU(_BWD) */
-    float eps; /* norms: variance epsilon; ADAM_UPDATE: denominator epsilon */
-    float momentum; /* BATCHNORM_TRAIN: running-stat momentum; SGD_UPDATE: momentum */
-    float scale; /* loss backward ops: d(total)/d(loss), i.e. the loss weight */
-    float value; /* FILL: the value */
-    float lr; /* SGD_UPDATE, ADAM_UPDATE */
-    float beta1, beta2; /* ADAM_UPDATE */
+    float negative_slope;      /* LEAKY_RELU(_BWD) */
+    float eps;                 /* norms: variance epsilon; ADAM_UPDATE: denominator epsilon */
+    float momentum;            /* BATCHNORM_TRAIN: running-stat momentum; SGD_UPDATE: momentum */
+    float scale;               /* loss backward ops: d(total)/d(loss), i.e. the loss weight */
+    float value;               /* FILL: the value */
+    float lr;                  /* SGD_UPDATE, ADAM_UPDATE */
+    float beta1, beta2;        /* ADAM_UPDATE */
     float weight_decay; /* SGD_UPDATE, ADAM_UPDATE (L2 added to the gradient, PyTorch style) */
-    float dropout_p; /* DROPOUT(_BWD): probability of zeroing */
-    uint64_t seed; /* DROPOUT: mask stream seed (see docs/ops.md) */
+    float dropout_p;    /* DROPOUT(_BWD): probability of zeroing */
+    uint64_t seed;      /* DROPOUT: mask stream seed (see docs/ops.md) */
 } xpb_op_attrs;
 
 /* What a tensor is for. Decides who may read or write it and how long it lives. */
 typedef enum xpb_tensor_role {
-    XPB_ROLE_INPUT = 1, /* batch data (images, labels): written by the host before a run */
-    XPB_ROLE_PARAM = 2, /* trainable weight: persistent, written at init, readable */
-    XPB_ROLE_STATE = 3, /* persistent non-trainable state: running stats, optimizer state */
+    XPB_ROLE_INPUT = 1,      /* batch data (images, labels): written by the host before a run */
+    XPB_ROLE_PARAM = 2,      /* trainable weight: persistent, written at init, readable */
+    XPB_ROLE_STATE = 3,      /* persistent non-trainable state: running stats, optimizer state */
     XPB_ROLE_ACTIVATION = 4, /* intermediate value of one run */
-    XPB_ROLE_GRAD = 5, /* gradient of a PARAM (grad_of names it) */
+    XPB_ROLE_GRAD = 5,       /* gradient of a PARAM (grad_of names it) */
     XPB_ROLE_ACTIVATION_GRAD = 6, /* gradient of an activation or input */
-    XPB_ROLE_LOSS = 7, /* scalar loss [1]: readable after the run of its phase */
-    XPB_ROLE_OUTPUT = 8, /* model output (logits, images): readable after the run */
-    XPB_ROLE_WORKSPACE = 9, /* contents defined by the backend: produced by a forward op and
-                               consumed only by its backward op; never read by the host */
+    XPB_ROLE_LOSS = 7,            /* scalar loss [1]: readable after the run of its phase */
+    XPB_ROLE_OUTPUT = 8,          /* model output (logits, images): readable after the run */
+    XPB_ROLE_WORKSPACE = 9,       /* contents defined by the backend: produced by a forward op and
+                                     consumed only by its backward op; never read by the host */
 } xpb_tensor_role;
 
 /* Tensor flags. */
 #define XPB_TENSOR_PERSISTENT (1u << 0) /* keeps its value across runs (PARAM, STATE) */
 #define XPB_TENSOR_HOST_WRITE (1u << 1) /* the host may write it between runs */
-#define XPB_TENSOR_HOST_READ (1u << 2) /* the host may read it between runs */
+#define XPB_TENSOR_HOST_READ (1u << 2)  /* the host may read it between runs */
 
 typedef struct xpb_tensor_desc {
-    const char *name; /* unique in the program, e.g. "conv1.weight", "conv1.weight.grad" */
+    const char *name;  /* unique in the program, e.g. "conv1.weight", "conv1.weight.grad" */
     const char *layer; /* layer that produced it, for messages and profiles ("" for inputs) */
-    uint32_t dtype; /* xpb_dtype */
-    uint32_t role; /* xpb_tensor_role */
-    uint32_t flags; /* XPB_TENSOR_* */
-    uint32_t ndim; /* 1..XPB_MAX_DIMS */
+    uint32_t dtype;    /* xpb_dtype */
+    uint32_t role;     /* xpb_tensor_role */
+    uint32_t flags;    /* XPB_TENSOR_* */
+    uint32_t ndim;     /* 1..XPB_MAX_DIMS */
     int64_t dims[XPB_MAX_DIMS]; /* logical shape; unused dims are 1 */
-    uint32_t grad_of; /* for GRAD / ACTIVATION_GRAD: the tensor it is the gradient of */
+    uint32_t grad_of;           /* for GRAD / ACTIVATION_GRAD: the tensor it is the gradient of */
     /* Lifetime, as indices into program.ops (ops of all phases in execution order):
      * first_op writes it first, last_op reads it last. For PERSISTENT and host-written
      * tensors the lifetime is the whole program (0 .. n_ops-1). */
@@ -163,7 +163,7 @@ typedef struct xpb_phase {
 
 typedef struct xpb_program {
     size_t struct_size;
-    uint32_t opset; /* XPB_OPSET_VERSION the host wrote */
+    uint32_t opset;    /* XPB_OPSET_VERSION the host wrote */
     uint32_t training; /* 1 for a training program, 0 for inference */
     uint32_t n_tensors;
     uint32_t n_ops;

@@ -20,7 +20,7 @@ typedef struct ref_op_args {
     float *in[XPB_MAX_OP_INPUTS];
     float *out[XPB_MAX_OP_OUTPUTS];
     uint64_t call_index; /* how many times this op ran before (DROPOUT's mask stream) */
-    char *err; /* message buffer for a failure (names what is wrong) */
+    char *err;           /* message buffer for a failure (names what is wrong) */
     size_t err_size;
 } ref_op_args;
 
