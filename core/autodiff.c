@@ -46,10 +46,10 @@ static int name_exists(const xpb_model_program *mp, const char *name)
 /* A unique copy of `base` ("x", then "x#2", "x#3" ...). Owned by the program. */
 static char *unique_name(const xpb_model_program *mp, const char *base)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", base);
+    char buf[600];
+    snprintf(buf, sizeof buf, "%.500s", base);
     for (int k = 2; name_exists(mp, buf); k++)
-        snprintf(buf, sizeof buf, "%s#%d", base, k);
+        snprintf(buf, sizeof buf, "%.500s#%d", base, k);
     return strdup(buf);
 }
 
