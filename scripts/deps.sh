@@ -15,7 +15,6 @@ build_pkgs=(
 )
 test_pkgs=(
   libcmocka-dev                        # unit tests
-  gnutls-bin                           # certtool: test certificates for HTTPS tests
   chromium                             # headless browser test of the leaderboard page
 )
 
