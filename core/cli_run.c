@@ -128,6 +128,7 @@ int xpb_cli_run(int argc, char **argv)
         rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
         goto free_registry;
     }
+    xpb_scenario_warn_backends(s, r, stderr);
     char default_out[512];
     if (!output && s->output)
         output = s->output;

@@ -55,8 +55,9 @@ int xpb_cli_validate(int argc, char **argv)
     }
     if ((st = xpb_scenario_check_plugins(s, r, &err))) {
         fprintf(stderr, "xpubench validate: %s\n", err.msg);
-        rc = XPB_EXIT_INPUT;
+        rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
     } else {
+        xpb_scenario_warn_backends(s, r, stderr);
         printf("%s: valid scenario '%s', %zu run%s (sha256 %.12s)\n", path, s->name, s->n_runs,
                s->n_runs == 1 ? "" : "s", s->sha256);
         for (size_t i = 0; i < s->n_runs; i++) {

@@ -319,10 +319,17 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
 
     const xpb_model_api *model = xpb_registry_model(registry, cfg->model);
     const xpb_backend_api *backend = xpb_registry_backend(registry, cfg->backend);
-    if (!model || !backend) {
-        snprintf(err.msg, sizeof err.msg, "%s '%s' is not loaded (see `xpubench list`)",
-                 model ? "backend" : "model", model ? cfg->backend : cfg->model);
+    if (!model) {
+        snprintf(err.msg, sizeof err.msg, "model '%s' is not loaded (see `xpubench list`)",
+                 cfg->model);
         set_status(run, "failed", err.msg);
+        goto finish;
+    }
+    if (!backend) {
+        snprintf(err.msg, sizeof err.msg,
+                 "backend '%s' is not loaded on this machine (see `xpubench list`)",
+                 cfg->backend);
+        set_status(run, "unsupported", err.msg);
         goto finish;
     }
     xpb_progress_update(opts->label, 0, "building");

@@ -31,13 +31,6 @@ xpb_status xpb_scenario_check_plugins(const xpb_scenario *s, const xpb_registry 
                                "found '%s'",
                                c->file, c->line, c->id, names, c->model);
         }
-        if (!xpb_registry_backend(r, c->backend)) {
-            names_of(names, sizeof names, r, XPB_PLUGIN_BACKEND);
-            return xpb_err_set(err, XPB_NOT_FOUND,
-                               "%s:%d: run '%s': backend: expected one of the loaded backends "
-                               "(%s), found '%s'",
-                               c->file, c->line, c->id, names, c->backend);
-        }
         xpb_status st =
             xpb_model_params_check(m, c->model, c->variant, c->params, c->n_params, err);
         if (st) {
@@ -46,4 +39,22 @@ xpb_status xpb_scenario_check_plugins(const xpb_scenario *s, const xpb_registry 
         }
     }
     return XPB_OK;
+}
+
+size_t xpb_scenario_warn_backends(const xpb_scenario *s, const xpb_registry *r, FILE *f)
+{
+    char names[512];
+    size_t missing = 0;
+    names_of(names, sizeof names, r, XPB_PLUGIN_BACKEND);
+    for (size_t i = 0; i < s->n_runs; i++) {
+        const xpb_run_config *c = &s->runs[i];
+        if (xpb_registry_backend(r, c->backend))
+            continue;
+        missing++;
+        fprintf(f,
+                "xpubench: warning: %s:%d: run '%s': backend '%s' is not loaded (loaded: %s); "
+                "the run will be reported as unsupported\n",
+                c->file, c->line, c->id, c->backend, names);
+    }
+    return missing;
 }

@@ -204,11 +204,24 @@ static void test_validate(void **state)
     assert_non_null(strstr(err, "bad.yaml:4:"));
     assert_non_null(strstr(err, "batch"));
     free(err);
-    const char *nobackend =
-        write_scenario("nob.yaml", "name: nob\nruns:\n  - model: conv6\n    backend: warp9\n");
-    assert_int_equal(xpb(NULL, &err, "run", nobackend, "-o", results_path(), NULL), 4);
+    /* A backend this machine lacks: a warning, and the run is reported as unsupported. */
+    const char *nobackend = write_scenario(
+        "nob.yaml", "name: nob\nruns:\n  - {model: conv6, backend: warp9, batch: 1, warmup: 0,\n"
+                    "     min_steps: 1, min_time: 0, repeats: 1}\n");
+    assert_int_equal(xpb(NULL, &err, "run", nobackend, "-o", results_path(), NULL), 0);
     assert_non_null(strstr(err, "warp9"));
     assert_non_null(strstr(err, "cpu_ref"));
+    free(err);
+    json_t *doc;
+    xpb_err e = {{0}};
+    assert_int_equal(xpb_results_load(&doc, results_path(), &e), XPB_OK);
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    assert_string_equal(json_string_value(json_object_get(run, "status")), "unsupported");
+    json_decref(doc);
+    const char *nomodel = write_scenario("nom.yaml", "name: nom\nruns:\n  - model: conv7\n");
+    assert_int_equal(xpb(NULL, &err, "validate", nomodel, NULL), 4);
+    assert_non_null(strstr(err, "nom.yaml:3"));
+    assert_non_null(strstr(err, "conv7"));
     free(err);
 }
 
