@@ -245,6 +245,18 @@ static void test_order_and_reject(void **state)
                      XPB_INVALID_ARGUMENT);
 }
 
+/* Complete entries in the spool `dir` now. */
+static size_t entries_in(const char *dir)
+{
+    char **paths;
+    size_t n = 0;
+    xpb_err err;
+    if (xpb_spool_list(&paths, &n, dir, &err) != XPB_OK)
+        return 0;
+    xpb_spool_list_free(paths, n);
+    return n;
+}
+
 /* A writer killed at random moments leaves only complete entries behind. */
 static void test_killed_writer(void **state)
 {
@@ -272,7 +284,15 @@ static void test_killed_writer(void **state)
             }
             _exit(0);
         }
-        struct timespec ts = {0, (long)(3 + round * 7) * 1000000L};
+        /* Wait for this round's first complete entry (slow under sanitizers on a loaded
+         * machine), then kill at a moment that varies from round to round. */
+        size_t before = entries_in(dir), now = before;
+        for (int wait = 0; wait < 20000 && now == before; wait++) {
+            struct timespec ms = {0, 1000000L};
+            nanosleep(&ms, NULL);
+            now = entries_in(dir);
+        }
+        struct timespec ts = {0, (long)(1 + round * 5) * 1000000L};
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
         int status;
