@@ -103,10 +103,20 @@ static int in_choices(const char *allowed, const char *value)
     return 0;
 }
 
+/* Is v within "min..max"? (No range, or one that does not parse: anything goes.) */
 static int in_range(const char *allowed, double v)
 {
-    double lo, hi;
-    if (!allowed || sscanf(allowed, "%lf..%lf", &lo, &hi) != 2)
+    if (!allowed)
+        return 1;
+    const char *dots = strstr(allowed, "..");
+    if (!dots)
+        return 1;
+    char *end;
+    double lo = strtod(allowed, &end);
+    if (end != dots)
+        return 1;
+    double hi = strtod(dots + 2, &end);
+    if (*end)
         return 1;
     return v >= lo && v <= hi;
 }

@@ -162,6 +162,10 @@ xpb_status xpb_dump_step(const char *dir, const xpb_backend_api *api, const xpb_
                         cfg->variant ? json_string(cfg->variant) : json_null());
     json_object_set_new(manifest, "mode", json_string(xpb_mode_name(cfg->mode)));
     json_object_set_new(manifest, "batch", json_integer(cfg->batch));
+    json_t *params = json_object();
+    for (size_t i = 0; i < cfg->n_params; i++)
+        json_object_set_new(params, cfg->params[i].key, json_string(cfg->params[i].value));
+    json_object_set_new(manifest, "params", params);
     json_object_set_new(manifest, "seed", json_integer((json_int_t)cfg->seed));
     json_object_set_new(manifest, "backend", json_string(cfg->backend));
     json_object_set_new(manifest, "precision", json_string(xpb_precision_name(cfg->precision)));
