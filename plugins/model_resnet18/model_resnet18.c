@@ -1,0 +1,165 @@
+/* ResNet18 (He et al. 2016) with BasicBlocks [2, 2, 2, 2] at 64/128/256/512 channels:
+ *
+ *   imagenet  torchvision's resnet18: conv7x7/2 pad 3 stem (64, no bias) + BN + ReLU + maxpool
+ *             3x3/2 pad 1, the four stages, global average pool, fc 512 -> 1000; 3x224x224.
+ *   cifar     the usual CIFAR adaptation: conv3x3/1 pad 1 stem, no maxpool, fc 512 -> 10;
+ *             3x32x32.
+ *
+ * A BasicBlock is conv3x3 (stride 2 in the first block of stages 2-4) + BN + ReLU, conv3x3 + BN,
+ * plus the shortcut -- the input itself, or conv1x1/2 (no bias) + BN where the shape changes --
+ * then ReLU. Convolutions have no bias; batch norm keeps running statistics (eps 1e-5,
+ * momentum 0.1), updated in training and used in inference.
+ *
+ * Layer and parameter names are torchvision's module paths ("layer2.0.downsample.0.weight",
+ * "layer3.1.bn2.running_var", "fc.bias"). Initialisation is torchvision's: conv weights
+ * kaiming_normal_(mode='fan_out', nonlinearity='relu') = N(0, sqrt(2 / (out_c * k * k))),
+ * BN weight 1 and bias 0, fc PyTorch's Linear default U(-1/sqrt(512), 1/sqrt(512)) for weight
+ * and bias. Trained with softmax cross-entropy and SGD (lr 0.01, momentum 0.9). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <xpubench/xpubench.h>
+
+/* Host services from xpb_plugin_query, for the messages of a refused configuration. */
+static const xpb_host_services *resnet18_host;
+
+static const xpb_model_param resnet18_params[] = {
+    {"variant", XPB_MPARAM_STRING, "cifar", "cifar|imagenet",
+     "cifar = 3x3 stem, no maxpool, 3x32x32, 10 classes; imagenet = torchvision resnet18"},
+    {"image_size", XPB_MPARAM_INT, "0", "0..1024",
+     "input height and width; 0 = the variant's (32 cifar, 224 imagenet); other sizes are for "
+     "quick tests"},
+};
+
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        xpb_status st_ = (expr);                                                                   \
+        if (st_ != XPB_OK)                                                                         \
+            return st_;                                                                            \
+    } while (0)
+
+/* Logs why the configuration cannot be built and returns XPB_INVALID_ARGUMENT. */
+static xpb_status refuse(const char *message)
+{
+    if (resnet18_host && resnet18_host->log)
+        resnet18_host->log(resnet18_host->ctx, XPB_LOG_ERROR, "resnet18", message);
+    return XPB_INVALID_ARGUMENT;
+}
+
+/* A bias-free convolution with torchvision's ResNet initialisation. */
+static xpb_status conv(xpb_value *out, xpb_builder *b, const xpb_builder_api *api,
+                       const char *layer, xpb_value x, int64_t in_c, int64_t out_c, int64_t k,
+                       int32_t stride, int32_t pad)
+{
+    xpb_op_attrs a = {.stride = {stride, stride}, .pad = {pad, pad}};
+    xpb_layer_opts o = {.bias = 0,
+                        .weight_init = {XPB_INIT_NORMAL, 0.0, sqrt(2.0 / (double)(out_c * k * k))}};
+    return xpb_layer_conv(out, b, api, layer, x, in_c, out_c, k, 0, &a, &o);
+}
+
+/* layer<stage>.<block>: a BasicBlock from in_c to out_c channels. */
+static xpb_status basic_block(xpb_value *x, xpb_builder *b, const xpb_builder_api *api,
+                              const char *name, int64_t in_c, int64_t out_c, int32_t stride)
+{
+    char layer[64];
+    xpb_value y, skip = *x;
+    snprintf(layer, sizeof layer, "%s.conv1", name);
+    TRY(conv(&y, b, api, layer, *x, in_c, out_c, 3, stride, 1));
+    snprintf(layer, sizeof layer, "%s.bn1", name);
+    TRY(xpb_layer_batchnorm(&y, b, api, layer, y, out_c, 0));
+    snprintf(layer, sizeof layer, "%s.relu1", name);
+    TRY(xpb_layer_unary(&y, b, api, layer, XPB_OP_RELU, y, NULL));
+    snprintf(layer, sizeof layer, "%s.conv2", name);
+    TRY(conv(&y, b, api, layer, y, out_c, out_c, 3, 1, 1));
+    snprintf(layer, sizeof layer, "%s.bn2", name);
+    TRY(xpb_layer_batchnorm(&y, b, api, layer, y, out_c, 0));
+    if (stride != 1 || in_c != out_c) {
+        snprintf(layer, sizeof layer, "%s.downsample.0", name);
+        TRY(conv(&skip, b, api, layer, *x, in_c, out_c, 1, stride, 0));
+        snprintf(layer, sizeof layer, "%s.downsample.1", name);
+        TRY(xpb_layer_batchnorm(&skip, b, api, layer, skip, out_c, 0));
+    }
+    xpb_value sum[2] = {y, skip};
+    snprintf(layer, sizeof layer, "%s.add", name);
+    TRY(api->op(&y, b, layer, XPB_OP_ADD, sum, 2, NULL));
+    snprintf(layer, sizeof layer, "%s.relu2", name);
+    return xpb_layer_unary(x, b, api, layer, XPB_OP_RELU, y, NULL);
+}
+
+static xpb_status resnet18_build(xpb_builder *b, const xpb_builder_api *api)
+{
+    const char *variant;
+    int64_t size;
+    TRY(api->param_string(&variant, b, "variant"));
+    TRY(api->param_int(&size, b, "image_size"));
+    const int imagenet = strcmp(variant, "imagenet") == 0;
+    if (size < 0 || size > 1024) /* the declared range, checked here too */
+        return refuse("parameter 'image_size' must be 0..1024");
+    if (size == 0)
+        size = imagenet ? 224 : 32;
+    const int64_t n = api->batch_size(b), classes = imagenet ? 1000 : 10;
+    xpb_value x, labels, logits, loss;
+    xpb_input_desc images = {"images", XPB_DTYPE_F32, 4, {n, 3, size, size}, -1.0, 1.0};
+    xpb_input_desc targets = {"labels", XPB_DTYPE_I32, 1, {n, 1, 1, 1}, 0, (double)(classes - 1)};
+
+    TRY(api->input(&x, b, &images));
+    TRY(api->input(&labels, b, &targets));
+    if (imagenet)
+        TRY(conv(&x, b, api, "conv1", x, 3, 64, 7, 2, 3));
+    else
+        TRY(conv(&x, b, api, "conv1", x, 3, 64, 3, 1, 1));
+    TRY(xpb_layer_batchnorm(&x, b, api, "bn1", x, 64, 0));
+    TRY(xpb_layer_unary(&x, b, api, "relu", XPB_OP_RELU, x, NULL));
+    if (imagenet) {
+        xpb_op_attrs pool = {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}};
+        TRY(xpb_layer_unary(&x, b, api, "maxpool", XPB_OP_MAXPOOL, x, &pool));
+    }
+    static const int64_t widths[4] = {64, 128, 256, 512};
+    int64_t in_c = 64;
+    for (int s = 0; s < 4; s++)
+        for (int k = 0; k < 2; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "layer%d.%d", s + 1, k);
+            TRY(basic_block(&x, b, api, name, in_c, widths[s], s > 0 && k == 0 ? 2 : 1));
+            in_c = widths[s];
+        }
+    /* torchvision's AdaptiveAvgPool2d((1, 1)) is a global average pool at any size. */
+    TRY(xpb_layer_unary(&x, b, api, "avgpool", XPB_OP_GLOBAL_AVGPOOL, x, NULL));
+    const int64_t flat[2] = {n, 512};
+    TRY(api->reshape(&x, b, "flatten", x, 2, flat));
+    xpb_layer_opts fc = {.bias = 1}; /* PyTorch's Linear default initialisation */
+    TRY(xpb_layer_linear(&logits, b, api, "fc", x, 512, classes, &fc));
+    TRY(api->output(b, "logits", logits));
+    xpb_value xent_in[2] = {logits, labels};
+    TRY(api->op(&loss, b, "loss", XPB_OP_SOFTMAX_XENT, xent_in, 2, NULL));
+    TRY(api->loss(b, 0, loss, 1.0));
+    return XPB_OK;
+}
+
+static const xpb_model_api resnet18_api = {
+    .struct_size = sizeof(xpb_model_api),
+    .params = resnet18_params,
+    .n_params = sizeof resnet18_params / sizeof resnet18_params[0],
+    .build = resnet18_build,
+};
+
+static const xpb_plugin_descriptor resnet18_descriptor = {
+    .struct_size = sizeof(xpb_plugin_descriptor),
+    .abi_major = XPB_ABI_MAJOR,
+    .abi_minor = XPB_ABI_MINOR,
+    .kind = XPB_PLUGIN_MODEL,
+    .name = "resnet18",
+    .version = "1.0.0",
+    .description = "ResNet18 with batch norm: CIFAR (3x3 stem) and torchvision's ImageNet",
+    .caps = 0,
+    .api = &resnet18_api,
+};
+
+XPB_PLUGIN_QUERY
+{
+    (void)host_minor;
+    resnet18_host = host;
+    *out = &resnet18_descriptor;
+    return host_major == XPB_ABI_MAJOR ? XPB_OK : XPB_INCOMPATIBLE;
+}
