@@ -17,6 +17,7 @@ static const struct {
     {"validate", xpb_cli_validate, "check a scenario file without running it"},
     {"run", xpb_cli_run, "run a scenario and write a results file"},
     {"show", xpb_cli_show, "print the table of a results file"},
+    {"conformance", xpb_cli_conformance, "check a backend against the reference backend"},
     {"upload", xpb_cli_upload, "publish a results file to the leaderboard"},
 };
 

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""xpubench's cpu_onednn backend against PyTorch, side by side in one run (issue 4's targets).
+
+  bench/compare.py [--xpubench BUILD/xpubench] [--threads 2] [--quick] [--only REGEX]
+                   [--skip-torch] [--json OUT.json]
+
+For every standard run of WORKLOADS.md it runs `xpubench run configs/<run>.yaml --set
+backend=cpu_onednn ...` and bench/torch_bench.py with the same model, batch, precision and
+thread count, then prints the throughput ratios and checks the targets:
+
+  fp32 training     geometric mean of xpubench/PyTorch >= 1.2, every run >= 1.0
+  bf16 training     geometric mean vs PyTorch autocast >= 1.5; xpubench bf16 >= 2x its own
+                    fp32 on VGG16 and ResNet18
+  inference         batch-1 p50 latency <= PyTorch's; batch-128 throughput >= 1.2x
+  efficiency        VGG16-cifar fp32 training GFLOP/s >= 75% of dnnl_sgemm on 2048^3
+                    (measured here, same threads)
+  overhead          host time outside the backend < 1% of the step for every run
+  fusion            inference latency with fusion on vs off (reported)
+
+PyTorch is Debian's python3-torch; install libopenblas0-pthread first (the script warns when
+libblas.so.3 is the reference BLAS). Use --quick for a smoke test (few steps; numbers noisy).
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+TRAIN = [("conv6-train", "conv6", "cifar", 64), ("vgg16-cifar-train", "vgg16", "cifar", 64),
+         ("resnet18-cifar-train", "resnet18", "cifar", 64),
+         ("vgg16-imagenet-train", "vgg16", "imagenet", 8),
+         ("resnet18-imagenet-train", "resnet18", "imagenet", 16),
+         ("cyclegan-small-train", "cyclegan", "small", 1),
+         ("cyclegan-full-train", "cyclegan", "full", 1)]
+CLASSIFIERS = [("conv6", "conv6", "cifar"), ("vgg16-cifar", "vgg16", "cifar"),
+               ("vgg16-imagenet", "vgg16", "imagenet"), ("resnet18-cifar", "resnet18", "cifar"),
+               ("resnet18-imagenet", "resnet18", "imagenet")]
+
+
+def sgemm_gflops(threads, n=2048, reps=5):
+    """dnnl_sgemm on n^3 through ctypes (best of reps), in a child so OMP_NUM_THREADS holds."""
+    code = f"""
+import ctypes, time
+lib = ctypes.CDLL("libdnnl.so.2")
+n = {n}
+A = (ctypes.c_float * (n * n))(); B = (ctypes.c_float * (n * n))(); C = (ctypes.c_float * (n * n))()
+for i in range(0, n * n, 997): A[i] = 1.0; B[i] = 0.5
+f = lib.dnnl_sgemm
+f.argtypes = [ctypes.c_char, ctypes.c_char] + [ctypes.c_int64] * 3 + [ctypes.c_float,
+    ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float,
+    ctypes.c_void_p, ctypes.c_int64]
+best = 0
+for r in range({reps}):
+    t = time.perf_counter()
+    f(b"N", b"N", n, n, n, 1.0, A, n, B, n, 0.0, C, n)
+    dt = time.perf_counter() - t
+    best = max(best, 2.0 * n ** 3 / dt)
+print(best / 1e9)
+"""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    return float(out.stdout.strip()) if out.returncode == 0 else float("nan")
+
+
+def run_xpubench(exe, config, sets, quick):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        cmd = [exe, "run", os.path.join(ROOT, "configs", config + ".yaml"), "-o", out]
+        for k, v in sets.items():
+            cmd += ["--set", f"{k}={v}"]
+        if quick:
+            cmd += ["--set", "min_steps=3", "--set", "min_time=0", "--set", "repeats=1",
+                    "--set", "warmup=1"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.exists(out):
+            return {"error": (p.stderr or p.stdout).strip()[-300:]}
+        run = json.load(open(out))["runs"][0]
+        if run.get("status") != "ok":
+            return {"error": run.get("status")}
+        m = run["metrics"]
+        return {"samples_per_s": m["throughput"]["median"], "p50_ms": 1e3 * m["step_time_s"]["p50"],
+                "gflops": m["flops_per_s"] / 1e9, "overhead": m.get("host_overhead_fraction"),
+                "device": run["device"].get("libraries", "")}
+
+
+def run_torch(model, variant, mode, batch, bf16, threads, quick):
+    cmd = [sys.executable, os.path.join(HERE, "torch_bench.py"), model, variant, mode, str(batch),
+           "--threads", str(threads)]
+    if bf16:
+        cmd.append("--bf16")
+    if quick:
+        cmd += ["--min-steps", "3", "--min-time", "0", "--warmup", "1"]
+    elif mode == "inference":
+        cmd += ["--min-steps", "50", "--warmup", "5"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": p.stderr.strip()[-300:]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def fmt(x, spec=".2f"):
+    return format(x, spec) if isinstance(x, (int, float)) and math.isfinite(x) else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--xpubench", default=os.path.join(ROOT, "build", "xpubench"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="regex on run ids")
+    ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if not os.path.exists(a.xpubench):
+        sys.exit(f"compare.py: {a.xpubench} not found (build first, or pass --xpubench)")
+    blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    if "openblas" not in blas:
+        print(f"warning: libblas.so.3 is {blas}; install libopenblas0-pthread so PyTorch does not "
+              "use the reference BLAS", file=sys.stderr)
+    sel = lambda rid: re.search(a.only, rid) is not None
+    results = {"threads": a.threads, "blas": blas, "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+               "train": [], "inference": []}
+    base = {"backend": "cpu_onednn", "threads": a.threads}
+
+    results["sgemm_gflops"] = sgemm_gflops(a.threads)
+    print(f"dnnl_sgemm 2048^3, {a.threads} threads: {fmt(results['sgemm_gflops'], '.1f')} GFLOP/s\n")
+
+    print(f"{'training run':26} {'prec':5} {'xpubench/s':>11} {'torch/s':>9} {'ratio':>6} "
+          f"{'GFLOP/s':>8} {'overhead':>9}")
+    for rid, model, variant, batch in TRAIN:
+        if not sel(rid):
+            continue
+        for prec in ("fp32", "bf16"):
+            x = run_xpubench(a.xpubench, rid, dict(base, precision=prec), a.quick)
+            t = {} if a.skip_torch else run_torch(model, variant, "train", batch, prec == "bf16",
+                                                  a.threads, a.quick)
+            ratio = x.get("samples_per_s", float("nan")) / t.get("samples_per_s", float("nan"))
+            results["train"].append({"id": rid, "precision": prec, "xpubench": x, "torch": t,
+                                     "ratio": ratio})
+            err = x.get("error") or t.get("error")
+            print(f"{rid:26} {prec:5} {fmt(x.get('samples_per_s')):>11} "
+                  f"{fmt(t.get('samples_per_s')):>9} {fmt(ratio):>6} {fmt(x.get('gflops'), '.1f'):>8} "
+                  f"{fmt(100 * x['overhead'], '.3f') + '%' if x.get('overhead') is not None else '-':>9}"
+                  + (f"  ERROR {err}" if err else ""), flush=True)
+
+    print(f"\n{'inference':20} {'batch':>5} {'fusion':6} {'prec':5} {'xpubench':>10} "
+          f"{'torch':>10} {'ratio':>6}   (b1: p50 ms, ratio torch/xpubench; b128: samples/s)")
+    for name, model, variant in CLASSIFIERS:
+        for batch in (1, 128):
+            rid = f"{name}-infer-b{batch}"
+            if not sel(rid):
+                continue
+            for prec in ("fp32", "bf16"):
+                t = {} if a.skip_torch else run_torch(model, variant, "inference", batch,
+                                                      prec == "bf16", a.threads, a.quick)
+                for fusion in ((True, False) if prec == "fp32" else (True,)):
+                    x = run_xpubench(a.xpubench, rid,
+                                     dict(base, precision=prec, fusion=str(fusion).lower()),
+                                     a.quick)
+                    if batch == 1:
+                        ratio = t.get("p50_ms", float("nan")) / x.get("p50_ms", float("nan"))
+                        xv, tv = x.get("p50_ms"), t.get("p50_ms")
+                    else:
+                        ratio = x.get("samples_per_s", float("nan")) / t.get("samples_per_s",
+                                                                              float("nan"))
+                        xv, tv = x.get("samples_per_s"), t.get("samples_per_s")
+                    results["inference"].append({"id": rid, "precision": prec, "fusion": fusion,
+                                                 "xpubench": x, "torch": t, "ratio": ratio})
+                    err = x.get("error") or t.get("error")
+                    print(f"{name:20} {batch:>5} {'on' if fusion else 'off':6} {prec:5} "
+                          f"{fmt(xv):>10} {fmt(tv):>10} {fmt(ratio):>6}"
+                          + (f"  ERROR {err}" if err else ""), flush=True)
+
+    # ---- targets ----
+    print("\ntargets")
+    tr = lambda p: [r for r in results["train"] if r["precision"] == p]
+    checks = []
+    fp32 = [r["ratio"] for r in tr("fp32")]
+    if fp32 and not a.skip_torch:
+        checks.append(("fp32 training geomean >= 1.2x PyTorch", geomean(fp32), geomean(fp32) >= 1.2))
+        checks.append(("fp32 training every run >= 1.0x", min(fp32), min(fp32) >= 1.0))
+    bf = [r["ratio"] for r in tr("bf16")]
+    if bf and not a.skip_torch:
+        checks.append(("bf16 training geomean >= 1.5x autocast", geomean(bf), geomean(bf) >= 1.5))
+    for rid in ("vgg16-cifar-train", "resnet18-cifar-train", "vgg16-imagenet-train",
+                "resnet18-imagenet-train"):
+        f = [r for r in results["train"] if r["id"] == rid]
+        if len(f) == 2 and "samples_per_s" in f[0]["xpubench"] and "samples_per_s" in f[1]["xpubench"]:
+            s = f[1]["xpubench"]["samples_per_s"] / f[0]["xpubench"]["samples_per_s"]
+            checks.append((f"{rid} bf16 >= 2x own fp32", s, s >= 2.0))
+    v = [r for r in results["train"] if r["id"] == "vgg16-cifar-train" and r["precision"] == "fp32"]
+    if v and "gflops" in v[0]["xpubench"]:
+        eff = v[0]["xpubench"]["gflops"] / results["sgemm_gflops"]
+        checks.append(("vgg16-cifar fp32 >= 75% of sgemm GFLOP/s", eff, eff >= 0.75))
+    inf = [r for r in results["inference"] if r["fusion"] and r["precision"] == "fp32"]
+    if inf and not a.skip_torch:
+        b1 = [r["ratio"] for r in inf if r["id"].endswith("-b1")]
+        b128 = [r["ratio"] for r in inf if r["id"].endswith("-b128")]
+        if b1:
+            checks.append(("inference b1 p50 <= PyTorch (min torch/xpubench)", min(b1), min(b1) >= 1.0))
+        if b128:
+            checks.append(("inference b128 >= 1.2x PyTorch (min)", min(b128), min(b128) >= 1.2))
+    ov = [r["xpubench"]["overhead"] for r in results["train"] + results["inference"]
+          if r["xpubench"].get("overhead") is not None]
+    if ov:
+        checks.append(("host overhead < 1% (max)", max(ov), max(ov) < 0.01))
+    for name in [c[0] for c in CLASSIFIERS]:
+        on = [r for r in results["inference"] if r["id"] == f"{name}-infer-b1" and r["fusion"]
+              and r["precision"] == "fp32"]
+        off = [r for r in results["inference"] if r["id"] == f"{name}-infer-b1"
+               and not r["fusion"]]
+        if on and off and "p50_ms" in on[0]["xpubench"] and "p50_ms" in off[0]["xpubench"]:
+            gain = 1 - on[0]["xpubench"]["p50_ms"] / off[0]["xpubench"]["p50_ms"]
+            checks.append((f"fusion: {name} b1 latency reduction (info)", gain, None))
+    for name, value, ok in checks:
+        status = "info" if ok is None else ("PASS" if ok else "MISS")
+        print(f"  {name:52} {fmt(value, '.3f'):>8}  {status}")
+    results["checks"] = [{"check": c[0], "value": c[1], "pass": c[2]} for c in checks]
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 0 if all(c[2] is not False for c in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

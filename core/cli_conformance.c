@@ -1,0 +1,145 @@
+/* `xpubench conformance --backend NAME ...`: the conformance suite (conformance.h) from the
+ * command line. Exit 0 when every case passes, 1 when one fails (or is unsupported, unless
+ * --allow-unsupported), 2 on a usage error, 4 when a backend is missing or cannot open. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_common.h"
+#include "conformance.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: xpubench conformance --backend NAME [--precision fp32|bf16] [--fusion on|off]\n"
+            "                            [--threads N] [--quick] [--no-models] [--filter TEXT]\n"
+            "                            [--seed N] [--json FILE] [--allow-unsupported] [-v]\n\n"
+            "Runs every op of op set %d at several shapes, small fused chains and one training\n"
+            "step of every model plugin (reduced size) on backend NAME and on the reference\n"
+            "backend cpu_ref with identical inputs, and prints max abs / max rel error per case\n"
+            "against the tolerance of the precision policy (fp32 1e-4, bf16 5e-2).\n\n"
+            "  --backend NAME        the backend under test (see `xpubench list`)\n"
+            "  --precision P         precision policy for NAME: fp32 (default) or bf16\n"
+            "  --fusion on|off       compile option fusion for NAME (default on)\n"
+            "  --threads N           compile option threads for NAME (default: its own)\n"
+            "  --quick               fewer shapes, and no heavy model (seconds, not minutes)\n"
+            "  --no-models           op and chain cases only\n"
+            "  --filter TEXT         only cases whose name contains TEXT (e.g. CONV2D, model)\n"
+            "  --seed N              input data seed (default 1)\n"
+            "  --json FILE           also write the results as JSON\n"
+            "  -v, --verbose         one line per compared tensor\n"
+            "  --allow-unsupported   cases NAME refuses (UNSUPPORTED) do not fail the run\n\n"
+            "Exit status: 0 all cases pass, 1 a case failed, 2 usage error, 4 backend missing.\n",
+            XPB_OPSET_VERSION);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int xpb_cli_conformance(int argc, char **argv)
+{
+    xpb_conformance_options opt;
+    xpb_conformance_defaults(&opt);
+    const char *backend = NULL;
+    int allow_unsupported = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = strcmp(a, "--backend") == 0 || strcmp(a, "--precision") == 0 ||
+                    strcmp(a, "--fusion") == 0 || strcmp(a, "--threads") == 0 ||
+                    strcmp(a, "--filter") == 0 || strcmp(a, "--seed") == 0 ||
+                    strcmp(a, "--json") == 0;
+        if (takes && !v) {
+            fprintf(stderr, "xpubench conformance: %s needs a value\n", a);
+            return XPB_EXIT_USAGE;
+        }
+        uint64_t n;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return XPB_EXIT_OK;
+        } else if (strcmp(a, "--backend") == 0) {
+            backend = v;
+        } else if (strcmp(a, "--precision") == 0) {
+            if (strcmp(v, "fp32") == 0)
+                opt.precision = XPB_PRECISION_FP32;
+            else if (strcmp(v, "bf16") == 0 || strcmp(v, "bf16-mixed") == 0)
+                opt.precision = XPB_PRECISION_BF16_MIXED;
+            else if (strcmp(v, "tf32") == 0)
+                opt.precision = XPB_PRECISION_TF32;
+            else if (strcmp(v, "fp16") == 0 || strcmp(v, "fp16-mixed") == 0)
+                opt.precision = XPB_PRECISION_FP16_MIXED;
+            else {
+                fprintf(stderr,
+                        "xpubench conformance: --precision '%s': expected fp32, bf16, tf32 or "
+                        "fp16\n",
+                        v);
+                return XPB_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--fusion") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+                fprintf(stderr, "xpubench conformance: --fusion '%s': expected on or off\n", v);
+                return XPB_EXIT_USAGE;
+            }
+            opt.fusion = strcmp(v, "on") == 0;
+        } else if (strcmp(a, "--threads") == 0) {
+            if (parse_u64(v, &n) || n > 4096) {
+                fprintf(stderr, "xpubench conformance: --threads '%s': expected 0..4096\n", v);
+                return XPB_EXIT_USAGE;
+            }
+            opt.threads = (uint32_t)n;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (parse_u64(v, &opt.seed)) {
+                fprintf(stderr, "xpubench conformance: --seed '%s': expected an integer\n", v);
+                return XPB_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--filter") == 0) {
+            opt.filter = v;
+        } else if (strcmp(a, "--json") == 0) {
+            opt.json_path = v;
+        } else if (strcmp(a, "--quick") == 0) {
+            opt.quick = 1;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            opt.verbose = 1;
+        } else if (strcmp(a, "--no-models") == 0) {
+            opt.models = 0;
+        } else if (strcmp(a, "--allow-unsupported") == 0) {
+            allow_unsupported = 1;
+        } else {
+            fprintf(stderr, "xpubench conformance: unknown argument '%s'\n", a);
+            usage(stderr);
+            return XPB_EXIT_USAGE;
+        }
+        if (takes)
+            i++;
+    }
+    if (!backend) {
+        fprintf(stderr, "xpubench conformance: --backend NAME is required\n");
+        usage(stderr);
+        return XPB_EXIT_USAGE;
+    }
+    xpb_registry *r = xpb_cli_registry(0);
+    if (!r)
+        return XPB_EXIT_PLUGIN;
+    xpb_conformance_summary sum;
+    xpb_err err = {{0}};
+    xpb_status st = xpb_conformance_run(&sum, r, backend, &opt, &err);
+    xpb_registry_free(r);
+    if (st != XPB_OK) {
+        fprintf(stderr, "xpubench conformance: %s\n", err.msg);
+        return st == XPB_NOT_FOUND || st == XPB_NO_DEVICE || st == XPB_INCOMPATIBLE
+                   ? XPB_EXIT_PLUGIN
+                   : XPB_EXIT_FAILURE;
+    }
+    int ok = sum.failed == 0 && (allow_unsupported || sum.unsupported == 0);
+    return ok ? XPB_EXIT_OK : XPB_EXIT_FAILURE;
+}

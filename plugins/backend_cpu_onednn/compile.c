@@ -1,0 +1,380 @@
+/* compile(): validates the program and options, plans fusion, compiles every op into steps
+ * (the op families' files), places buffers (memplan.c) and creates every primitive and memory
+ * object. Nothing is created or allocated after this returns, except the host-transfer
+ * reorders of tensors the host never declared it would touch (created on first use). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "odn.h"
+
+xpb_status odn_fail(xpb_executable *exe, xpb_status st, const char *fmt, ...)
+{
+    int n = snprintf(exe->err, ODN_ERR_SIZE, "cpu_onednn: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(exe->err + n, ODN_ERR_SIZE - (size_t)n, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void odn_op_label(const xpb_executable *exe, uint32_t op, char *buf, size_t size)
+{
+    if (op >= exe->prog->n_ops) {
+        snprintf(buf, size, "(no op)");
+        return;
+    }
+    const xpb_op *o = xpb_program_op(exe->prog, op);
+    snprintf(buf, size, "op %u %s (layer %s)", op, xpb_op_name(o->kind),
+             o->layer && o->layer[0] ? o->layer : "(none)");
+}
+
+xpb_status odn_dnnl_fail(xpb_executable *exe, dnnl_status_t s, const char *what)
+{
+    char label[256];
+    odn_op_label(exe, exe->cur_op, label, sizeof label);
+    xpb_status st = s == dnnl_unimplemented       ? XPB_UNSUPPORTED
+                    : s == dnnl_out_of_memory     ? XPB_OUT_OF_MEMORY
+                    : s == dnnl_invalid_arguments ? XPB_INVALID_ARGUMENT
+                                                  : XPB_DEVICE_ERROR;
+    return odn_fail(exe, st, "%s: oneDNN %s: %s%s", label, what, dnnl_status2str(s),
+                    s == dnnl_unimplemented ? " (no implementation for these shapes/types)" : "");
+}
+
+/* ---- validation ---- */
+
+static xpb_status check_program(xpb_executable *exe)
+{
+    const xpb_program *p = exe->prog;
+    if (!XPB_HAS_MEMBER(p, xpb_program, phases))
+        return odn_fail(exe, XPB_INVALID_ARGUMENT,
+                        "program struct_size %zu is smaller than ABI 1.0's %zu", p->struct_size,
+                        sizeof(xpb_program));
+    if (p->opset > XPB_OPSET_VERSION)
+        return odn_fail(exe, XPB_UNSUPPORTED,
+                        "program uses op set %u; cpu_onednn implements op set %d", p->opset,
+                        XPB_OPSET_VERSION);
+    if (p->tensor_stride < sizeof(xpb_tensor_desc) || p->op_stride < sizeof(xpb_op))
+        return odn_fail(exe, XPB_INVALID_ARGUMENT,
+                        "program tensor_stride %zu / op_stride %zu smaller than ABI 1.0's",
+                        p->tensor_stride, p->op_stride);
+    if ((p->n_tensors && !p->tensors) || (p->n_ops && !p->ops) || (p->n_phases && !p->phases))
+        return odn_fail(exe, XPB_INVALID_ARGUMENT, "program has a NULL tensor, op or phase array");
+    for (uint32_t i = 0; i < p->n_tensors; i++) {
+        const xpb_tensor_desc *t = xpb_program_tensor(p, i);
+        const char *name = t->name ? t->name : "(unnamed)";
+        if (t->dtype != XPB_DTYPE_F32 && t->dtype != XPB_DTYPE_I32)
+            return odn_fail(exe, XPB_UNSUPPORTED, "tensor %u '%s': unknown dtype %u", i, name,
+                            t->dtype);
+        if (t->ndim < 1 || t->ndim > XPB_MAX_DIMS)
+            return odn_fail(exe, XPB_INVALID_ARGUMENT, "tensor %u '%s': ndim %u outside 1..%d", i,
+                            name, t->ndim, XPB_MAX_DIMS);
+        int64_t numel = 1;
+        for (uint32_t d = 0; d < t->ndim; d++) {
+            if (t->dims[d] < 1 || t->dims[d] > ((int64_t)1 << 40) / numel)
+                return odn_fail(exe, XPB_INVALID_ARGUMENT,
+                                "tensor %u '%s': dim %u is %lld (must be >= 1, below 2^40 "
+                                "elements in all)",
+                                i, name, d, (long long)t->dims[d]);
+            numel *= t->dims[d];
+        }
+    }
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < p->n_phases; i++) {
+        const xpb_phase *ph = &p->phases[i];
+        if (ph->first_op > p->n_ops || ph->n_ops > p->n_ops - ph->first_op)
+            return odn_fail(exe, XPB_INVALID_ARGUMENT,
+                            "phase %u '%s' covers ops beyond the program's %u ops", i,
+                            ph->name ? ph->name : "", p->n_ops);
+        if (ph->first_op < next)
+            return odn_fail(exe, XPB_UNSUPPORTED,
+                            "phase %u '%s' overlaps or precedes the previous phase (phases must "
+                            "be consecutive runs of ops in program order)",
+                            i, ph->name ? ph->name : "");
+        next = ph->first_op + ph->n_ops;
+    }
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        char label[256];
+        odn_op_label(exe, i, label, sizeof label);
+        if (op->kind == 0 || op->kind >= XPB_OP_KIND_END_)
+            return odn_fail(exe, XPB_UNSUPPORTED,
+                            "op %u (layer %s): op kind %u is not in op set %d", i,
+                            op->layer ? op->layer : "(none)", op->kind, XPB_OPSET_VERSION);
+        if (op->n_inputs > XPB_MAX_OP_INPUTS || op->n_outputs > XPB_MAX_OP_OUTPUTS)
+            return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: %u inputs / %u outputs", label,
+                            op->n_inputs, op->n_outputs);
+        if (op->n_outputs > 0 && op->outputs[0] == XPB_NO_TENSOR &&
+            op->kind != XPB_OP_BATCHNORM_BWD)
+            return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: its first output is XPB_NO_TENSOR",
+                            label);
+        for (uint32_t k = 0; k < op->n_inputs; k++)
+            if (op->inputs[k] >= p->n_tensors)
+                return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: input %u is tensor %u of %u", label,
+                                k, op->inputs[k], p->n_tensors);
+        for (uint32_t k = 0; k < op->n_outputs; k++) /* XPB_NO_TENSOR: "not wanted" */
+            if (op->outputs[k] >= p->n_tensors && op->outputs[k] != XPB_NO_TENSOR)
+                return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: output %u is tensor %u of %u",
+                                label, k, op->outputs[k], p->n_tensors);
+    }
+    return XPB_OK;
+}
+
+/* ---- op dispatch ---- */
+
+static xpb_status compile_op(xpb_executable *exe, uint32_t i)
+{
+    exe->cur_op = i;
+    if (exe->fuse[i].into != ODN_NONE)
+        return XPB_OK; /* another op's step does this one's work */
+    const xpb_op *op = xpb_program_op(exe->prog, i);
+    switch (op->kind) {
+    case XPB_OP_CONV2D:
+    case XPB_OP_CONV2D_BWD_DATA:
+    case XPB_OP_CONV2D_BWD_WEIGHTS:
+    case XPB_OP_CONV_T2D:
+    case XPB_OP_CONV_T2D_BWD_DATA:
+    case XPB_OP_CONV_T2D_BWD_WEIGHTS:
+        return odn_compile_conv(exe);
+    case XPB_OP_LINEAR:
+    case XPB_OP_LINEAR_BWD_DATA:
+    case XPB_OP_LINEAR_BWD_WEIGHTS:
+        return odn_compile_linear(exe);
+    case XPB_OP_BATCHNORM_TRAIN:
+    case XPB_OP_BATCHNORM_INFER:
+    case XPB_OP_BATCHNORM_BWD:
+        return odn_compile_bnorm(exe);
+    case XPB_OP_INSTANCENORM:
+    case XPB_OP_INSTANCENORM_BWD:
+        return odn_compile_inorm(exe);
+    case XPB_OP_RELU:
+    case XPB_OP_RELU_BWD:
+    case XPB_OP_LEAKY_RELU:
+    case XPB_OP_LEAKY_RELU_BWD:
+    case XPB_OP_TANH:
+    case XPB_OP_TANH_BWD:
+        return odn_compile_eltwise(exe);
+    case XPB_OP_MAXPOOL:
+    case XPB_OP_MAXPOOL_BWD:
+    case XPB_OP_AVGPOOL:
+    case XPB_OP_AVGPOOL_BWD:
+    case XPB_OP_GLOBAL_AVGPOOL:
+    case XPB_OP_GLOBAL_AVGPOOL_BWD:
+        return odn_compile_pool(exe);
+    case XPB_OP_ADD:
+    case XPB_OP_RESHAPE:
+    case XPB_OP_FILL:
+    case XPB_OP_COPY:
+        return odn_compile_elem(exe);
+    case XPB_OP_REFLECTION_PAD:
+    case XPB_OP_REFLECTION_PAD_BWD:
+        return odn_compile_pad(exe);
+    case XPB_OP_SOFTMAX_XENT:
+    case XPB_OP_SOFTMAX_XENT_BWD:
+    case XPB_OP_MSE_LOSS:
+    case XPB_OP_MSE_LOSS_BWD:
+    case XPB_OP_L1_LOSS:
+    case XPB_OP_L1_LOSS_BWD:
+        return odn_compile_loss(exe);
+    case XPB_OP_DROPOUT:
+    case XPB_OP_DROPOUT_BWD:
+        return odn_compile_dropout(exe);
+    case XPB_OP_SGD_UPDATE:
+    case XPB_OP_ADAM_UPDATE:
+        return odn_compile_optim(exe);
+    default: {
+        char label[256];
+        odn_op_label(exe, i, label, sizeof label);
+        return odn_fail(exe, XPB_UNSUPPORTED, "%s: not supported by cpu_onednn", label);
+    }
+    }
+}
+
+/* ---- destroy ---- */
+
+void odn_step_free(odn_step *s)
+{
+    for (uint32_t k = 0; k < s->n; k++)
+        if (s->o[k].mem)
+            dnnl_memory_destroy(s->o[k].mem);
+    if (s->scratch_mem)
+        dnnl_memory_destroy(s->scratch_mem);
+    if (s->prim)
+        dnnl_primitive_destroy(s->prim);
+    if (s->pd)
+        dnnl_primitive_desc_destroy(s->pd);
+    memset(s, 0, sizeof *s);
+}
+
+void odn_destroy(xpb_executable *exe)
+{
+    if (!exe)
+        return;
+    for (uint32_t i = 0; i < exe->n_steps; i++)
+        odn_step_free(&exe->steps[i]);
+    for (uint32_t i = 0; i < exe->n_post; i++)
+        odn_step_free(&exe->post[i]);
+    for (uint32_t i = 0; i < exe->n_prep; i++)
+        odn_step_free(&exe->prep[i]);
+    if (exe->t)
+        odn_transfer_free(exe);
+    free(exe->steps);
+    free(exe->post);
+    free(exe->prep);
+    free(exe->t);
+    free(exe->n_consumers);
+    free(exe->fuse);
+    free(exe->op_phase);
+    free(exe->copies);
+    free(exe->bufs);
+    free(exe->phase_begin);
+    free(exe->phase_end);
+    free(exe->arena);
+    free(exe->scratch);
+    free(exe->op_seconds);
+    free(exe->op_calls);
+    free(exe);
+}
+
+/* ---- compile ---- */
+
+static xpb_status read_options(xpb_executable *exe, const xpb_compile_options *o)
+{
+    exe->precision = XPB_MEMBER_OR(o, xpb_compile_options, precision, XPB_PRECISION_FP32);
+    exe->fusion = XPB_MEMBER_OR(o, xpb_compile_options, fusion, 0u);
+    exe->threads = XPB_MEMBER_OR(o, xpb_compile_options, threads, 0u);
+    exe->profiling = XPB_MEMBER_OR(o, xpb_compile_options, profiling, 0u);
+    exe->keep_all = XPB_MEMBER_OR(o, xpb_compile_options, keep_all, 0u);
+    if (exe->threads == 0)
+        exe->threads = exe->be->default_threads;
+    switch (exe->precision) {
+    case XPB_PRECISION_FP32:
+        return XPB_OK;
+    case XPB_PRECISION_BF16_MIXED:
+        if (!odn_bf16_supported())
+            return odn_fail(exe, XPB_UNSUPPORTED,
+                            "precision bf16-mixed needs AVX-512 (oneDNN dispatches to %s here)",
+                            dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
+        exe->bf16 = 1;
+        return XPB_OK;
+    case XPB_PRECISION_TF32:
+        return odn_fail(exe, XPB_UNSUPPORTED,
+                        "precision tf32 is not supported by cpu_onednn (CPUs have no TF32 "
+                        "units); supported: fp32, bf16-mixed");
+    case XPB_PRECISION_FP16_MIXED:
+        return odn_fail(exe, XPB_UNSUPPORTED,
+                        "precision fp16-mixed is not supported by cpu_onednn (oneDNN 2.6 has no "
+                        "fp16 training on CPUs); supported: fp32, bf16-mixed");
+    default:
+        return odn_fail(exe, XPB_UNSUPPORTED,
+                        "unknown precision policy %u; supported: fp32 (1), bf16-mixed (3)",
+                        exe->precision);
+    }
+}
+
+static xpb_status allocate_tables(xpb_executable *exe)
+{
+    const xpb_program *p = exe->prog;
+    exe->t = calloc(p->n_tensors + 1u, sizeof *exe->t);
+    exe->n_consumers = calloc(p->n_tensors + 1u, sizeof *exe->n_consumers);
+    exe->fuse = calloc(p->n_ops + 1u, sizeof *exe->fuse);
+    exe->phase_begin = calloc(p->n_phases + 1u, sizeof *exe->phase_begin);
+    exe->phase_end = calloc(p->n_phases + 1u, sizeof *exe->phase_end);
+    exe->op_seconds = calloc(p->n_ops + 1u, sizeof *exe->op_seconds);
+    exe->op_calls = calloc(p->n_ops + 1u, sizeof *exe->op_calls);
+    exe->op_phase = calloc(p->n_ops + 1u, sizeof *exe->op_phase);
+    if (!exe->t || !exe->n_consumers || !exe->fuse || !exe->phase_begin || !exe->phase_end ||
+        !exe->op_seconds || !exe->op_calls || !exe->op_phase)
+        return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: out of memory");
+    for (uint32_t i = 0; i < p->n_ops; i++)
+        exe->op_phase[i] = ODN_NONE;
+    for (uint32_t k = 0; k < p->n_phases; k++)
+        for (uint32_t i = 0; i < p->phases[k].n_ops; i++)
+            exe->op_phase[p->phases[k].first_op + i] = k;
+    for (uint32_t i = 0; i < p->n_tensors; i++) {
+        exe->t[i].shadow_buf = ODN_NONE;
+        exe->t[i].producer_step = ODN_NONE;
+        exe->t[i].buf = ODN_NONE;
+    }
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        for (uint32_t k = 0; k < op->n_inputs; k++)
+            exe->n_consumers[op->inputs[k]]++;
+        odn_fuse *f = &exe->fuse[i];
+        f->into = f->eltwise_op = f->sum_op = f->sum_tensor = f->bn_op = ODN_NONE;
+        f->relu_bwd_op = f->bn_fwd_op = f->ws_buf = ODN_NONE;
+        f->out_tensor = op->n_outputs ? op->outputs[0] : ODN_NONE;
+    }
+    return XPB_OK;
+}
+
+static xpb_status compile_all(xpb_executable *exe)
+{
+    const xpb_program *p = exe->prog;
+    xpb_status st;
+    uint32_t *op_step = calloc(p->n_ops + 1u, sizeof *op_step);
+    if (!op_step)
+        return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: out of memory");
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        op_step[i] = exe->n_steps;
+        if ((st = compile_op(exe, i)) != XPB_OK)
+            goto free_op_step;
+    }
+    op_step[p->n_ops] = exe->n_steps;
+    for (uint32_t i = 0; i < p->n_phases; i++) {
+        const xpb_phase *ph = &p->phases[i];
+        exe->phase_begin[i] = op_step[ph->first_op];
+        exe->phase_end[i] = op_step[ph->first_op + ph->n_ops];
+    }
+    /* Tensors no op touches still get storage, so that the host can write and read them. */
+    exe->cur_op = ODN_NONE;
+    for (uint32_t i = 0; i < p->n_tensors; i++) {
+        if (exe->t[i].decided)
+            continue;
+        const xpb_tensor_desc *d = xpb_program_tensor(p, i);
+        dnnl_memory_desc_t md;
+        odn_md_plain(&md, d, d->dtype == XPB_DTYPE_I32 ? dnnl_s32 : dnnl_f32);
+        if ((st = odn_decide(exe, i, &md)) != XPB_OK)
+            goto free_op_step;
+        exe->bufs[exe->t[i].buf].pinned = 1;
+    }
+    st = XPB_OK;
+free_op_step:
+    free(op_step);
+    return st;
+}
+
+xpb_status odn_compile_program(xpb_executable **out, xpb_backend *be, const xpb_program *prog,
+                               const xpb_compile_options *opts)
+{
+    *out = NULL;
+    xpb_executable *exe = calloc(1, sizeof *exe);
+    if (!exe) {
+        snprintf(be->err, ODN_ERR_SIZE, "cpu_onednn: compile: out of memory");
+        return XPB_OUT_OF_MEMORY;
+    }
+    exe->be = be;
+    exe->prog = prog;
+    exe->cur_op = ODN_NONE;
+    xpb_status st;
+    if ((st = read_options(exe, opts)) != XPB_OK || (st = check_program(exe)) != XPB_OK ||
+        (st = allocate_tables(exe)) != XPB_OK)
+        goto fail;
+    odn_set_threads(exe->threads); /* primitives pick their blocking for this thread count */
+    if ((st = odn_plan_fusion(exe)) != XPB_OK || (st = compile_all(exe)) != XPB_OK ||
+        (st = odn_plan_memory(exe)) != XPB_OK ||
+        (st = odn_finalize_steps(exe, exe->steps, exe->n_steps)) != XPB_OK ||
+        (st = odn_finalize_steps(exe, exe->prep, exe->n_prep)) != XPB_OK)
+        goto fail;
+    exe->prep_stale = exe->n_prep > 0;
+    if (getenv("XPB_ONEDNN_DUMP"))
+        odn_dump_steps(exe, stderr);
+    *out = exe;
+    return XPB_OK;
+
+fail:
+    snprintf(be->err, ODN_ERR_SIZE, "%s", exe->err);
+    odn_destroy(exe);
+    return st;
+}

@@ -1,0 +1,161 @@
+/* What device_info reports: the CPU's name, oneDNN's version and the ISA it dispatches to,
+ * and peak FLOP/s per precision.
+ *
+ * Peaks are measured, not computed: a VM does not tell its clock or how many FMA ports a core
+ * has, so the backend times one dense product per precision (dnnl_sgemm 1024^3 for fp32, a
+ * bf16 matmul primitive 2048^3 for bf16-mixed; best of a few runs, on the backend's default
+ * thread count) the first time device_info asks in this process. That is the rate oneDNN itself
+ * reaches on large GEMMs here, a practical ceiling for "share of peak". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <omp.h>
+
+#include "odn.h"
+
+int odn_bf16_supported(void)
+{
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & (unsigned)dnnl_cpu_isa_avx512_core) == (unsigned)dnnl_cpu_isa_avx512_core;
+}
+
+void odn_cpu_name(char *dst, size_t size)
+{
+    snprintf(dst, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        char *v = strchr(line, ':');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\r\n")] = '\0';
+        if (*v) {
+            snprintf(dst, size, "%s", v);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+void odn_library_string(char *dst, size_t size)
+{
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(dst, size, "oneDNN %d.%d.%d (%s, %s runtime)", v->major, v->minor, v->patch,
+             dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()), dnnl_runtime2str(v->cpu_runtime));
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double measure_sgemm(void)
+{
+    const int64_t n = 1024;
+    float *a = malloc((size_t)(n * n) * sizeof *a), *b = malloc((size_t)(n * n) * sizeof *b),
+          *c = malloc((size_t)(n * n) * sizeof *c);
+    double best = 0.0;
+    if (a && b && c) {
+        for (int64_t i = 0; i < n * n; i++) {
+            a[i] = (float)(i % 7) * 0.25f;
+            b[i] = (float)(i % 5) * 0.5f;
+        }
+        for (int r = 0; r < 4; r++) {
+            double t0 = now_seconds();
+            if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n) != dnnl_success)
+                break;
+            double dt = now_seconds() - t0;
+            double rate = 2.0 * (double)n * (double)n * (double)n / dt;
+            if (r > 0 && rate > best) /* the first run pays for JIT and page faults */
+                best = rate;
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}
+
+static double measure_bf16_matmul(xpb_backend *be)
+{
+    const int64_t n = 2048;
+    int64_t dims[2] = {n, n};
+    dnnl_memory_desc_t md;
+    odn_md_tag(&md, 2, dims, dnnl_bf16, dnnl_ab);
+    dnnl_matmul_desc_t d;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t m[3] = {NULL, NULL, NULL};
+    double best = 0.0;
+    if (dnnl_matmul_desc_init(&d, &md, &md, NULL, &md) != dnnl_success ||
+        dnnl_primitive_desc_create(&pd, &d, NULL, be->engine, NULL) != dnnl_success ||
+        dnnl_primitive_create(&prim, pd) != dnnl_success)
+        goto out;
+    for (int i = 0; i < 3; i++)
+        if (dnnl_memory_create(&m[i], &md, be->engine, DNNL_MEMORY_ALLOCATE) != dnnl_success)
+            goto out;
+    for (int i = 0; i < 2; i++) {
+        void *p;
+        dnnl_memory_get_data_handle(m[i], &p);
+        uint16_t *h = p;
+        for (int64_t k = 0; k < n * n; k++)
+            h[k] = odn_f32_to_bf16((float)(k % 7) * 0.25f);
+    }
+    dnnl_exec_arg_t args[3] = {
+        {DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, m[1]}, {DNNL_ARG_DST, m[2]}};
+    for (int r = 0; r < 4; r++) {
+        double t0 = now_seconds();
+        if (dnnl_primitive_execute(prim, be->stream, 3, args) != dnnl_success ||
+            dnnl_stream_wait(be->stream) != dnnl_success)
+            break;
+        double dt = now_seconds() - t0;
+        double rate = 2.0 * (double)n * (double)n * (double)n / dt;
+        if (r > 0 && rate > best)
+            best = rate;
+    }
+out:
+    for (int i = 0; i < 3; i++)
+        if (m[i])
+            dnnl_memory_destroy(m[i]);
+    if (prim)
+        dnnl_primitive_destroy(prim);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    return best;
+}
+
+/* Measured once per process (the host calls device_info from one thread at a time). */
+static int peaks_done;
+static double peaks[XPB_PRECISION_COUNT];
+
+void odn_measure_peaks(xpb_backend *be)
+{
+    if (!peaks_done) {
+        int saved = omp_get_max_threads();
+        omp_set_num_threads((int)be->default_threads);
+        peaks[XPB_PRECISION_FP32] = measure_sgemm();
+        if (odn_bf16_supported())
+            peaks[XPB_PRECISION_BF16_MIXED] = measure_bf16_matmul(be);
+        omp_set_num_threads(saved);
+        peaks_done = 1;
+    }
+    for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+        be->peak[p] = peaks[p];
+}
+
+void odn_set_threads(uint32_t threads)
+{
+    if (threads && (int)threads != omp_get_max_threads())
+        omp_set_num_threads((int)threads);
+}

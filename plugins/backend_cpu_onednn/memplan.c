@@ -1,0 +1,145 @@
+/* Activation memory reuse: every buffer is used by a range of steps (the steps that name it
+ * as an operand); buffers whose ranges do not overlap may share arena bytes. Pinned buffers
+ * (persistent tensors, host-visible tensors, everything under keep_all, prep-step buffers)
+ * span the whole executable. Placement is greedy: largest buffer first, lowest offset that
+ * does not collide with an already placed buffer whose range overlaps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "odn.h"
+
+#define ODN_ALIGN 64u
+
+static size_t align_up(size_t v)
+{
+    return (v + ODN_ALIGN - 1) / ODN_ALIGN * ODN_ALIGN;
+}
+
+static void mark_uses(xpb_executable *exe, const odn_step *steps, uint32_t n, int pin)
+{
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < steps[i].n; k++) {
+            odn_buf *b = &exe->bufs[steps[i].o[k].buf];
+            if (pin)
+                b->pinned = 1;
+            if (i < b->first)
+                b->first = i;
+            if (i > b->last)
+                b->last = i;
+        }
+}
+
+typedef struct placed {
+    size_t lo, hi;
+} placed;
+
+static int by_size_desc(const void *a, const void *b, void *ctx)
+{
+    const odn_buf *bufs = ctx;
+    size_t sa = bufs[*(const uint32_t *)a].bytes, sb = bufs[*(const uint32_t *)b].bytes;
+    if (sa != sb)
+        return sa < sb ? 1 : -1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : 0;
+}
+
+/* qsort has no context argument in C11: a small insertion-merge sort does the job. */
+static void sort_ids(uint32_t *ids, uint32_t n, const odn_buf *bufs)
+{
+    if (n < 2)
+        return;
+    uint32_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) { /* fall back to insertion sort: slow but correct */
+        for (uint32_t i = 1; i < n; i++)
+            for (uint32_t j = i; j > 0 && by_size_desc(&ids[j - 1], &ids[j], (void *)bufs) > 0;
+                 j--) {
+                uint32_t t = ids[j];
+                ids[j] = ids[j - 1];
+                ids[j - 1] = t;
+            }
+        return;
+    }
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = by_size_desc(&ids[i], &ids[j], (void *)bufs) <= 0 ? ids[i++] : ids[j++];
+            while (i < mid)
+                tmp[k++] = ids[i++];
+            while (j < hi)
+                tmp[k++] = ids[j++];
+        }
+        memcpy(ids, tmp, n * sizeof *ids);
+    }
+    free(tmp);
+}
+
+xpb_status odn_plan_memory(xpb_executable *exe)
+{
+    mark_uses(exe, exe->steps, exe->n_steps, 0);
+    mark_uses(exe, exe->prep, exe->n_prep, 1);
+    uint32_t n = exe->n_bufs, m = 0;
+    uint32_t *ids = malloc((n + 1) * sizeof *ids);
+    placed *pl = malloc((n + 1) * sizeof *pl);
+    uint32_t *done = malloc((n + 1) * sizeof *done);
+    if (!ids || !pl || !done) {
+        free(ids);
+        free(pl);
+        free(done);
+        return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: out of memory (memory plan)");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        odn_buf *b = &exe->bufs[i];
+        if (b->pinned) {
+            b->first = 0;
+            b->last = UINT32_MAX;
+        }
+        if (b->first <= b->last)
+            ids[m++] = i;
+    }
+    sort_ids(ids, m, exe->bufs);
+    size_t total = 0;
+    for (uint32_t i = 0; i < m; i++) {
+        odn_buf *b = &exe->bufs[ids[i]];
+        uint32_t np = 0;
+        for (uint32_t j = 0; j < i; j++) {
+            const odn_buf *o = &exe->bufs[done[j]];
+            if (o->first <= b->last && b->first <= o->last)
+                pl[np++] = (placed){o->offset, o->offset + align_up(o->bytes)};
+        }
+        qsort(pl, np, sizeof *pl, by_lo);
+        size_t off = 0, need = align_up(b->bytes);
+        for (uint32_t j = 0; j < np; j++) {
+            if (pl[j].lo >= off + need)
+                break;
+            if (pl[j].hi > off)
+                off = pl[j].hi;
+        }
+        b->offset = off;
+        done[i] = ids[i];
+        if (off + need > total)
+            total = off + need;
+    }
+    free(ids);
+    free(pl);
+    free(done);
+    exe->arena_bytes = total;
+    if (total) {
+        void *p = NULL;
+        if (posix_memalign(&p, 4096, total) != 0)
+            return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: cannot allocate %zu bytes", total);
+        memset(p, 0, total);
+        exe->arena = p;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        odn_buf *b = &exe->bufs[i];
+        b->ptr = b->first <= b->last ? exe->arena + b->offset : NULL;
+    }
+    return XPB_OK;
+}

@@ -1,0 +1,224 @@
+/* Implementation choice by measurement. oneDNN lists the implementations it has for an
+ * operation in a fixed priority order, which is not always the fastest one for a given shape:
+ * in 2.6 the AMX backward-weights convolution, first in line for bf16, can be several times
+ * slower than the AVX512-BF16 or GEMM-based ones on the small feature maps at the end of VGG
+ * and ResNet when its activations come in NHWC. Under bf16-mixed, the backward convolutions
+ * time each candidate once on scratch memory, plus the reorders that would bring their inputs
+ * from the layouts the tensors have, and keep the fastest (fp32's first choice,
+ * jit:avx512_core, is the fastest there; XPB_ONEDNN_NO_TUNE=1 turns tuning off). The
+ * reference implementations are never candidates. Everything happens at compile time. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "odn.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Every argument a convolution-like primitive may take. */
+static const int tuned_args[] = {DNNL_ARG_SRC,          DNNL_ARG_WEIGHTS,     DNNL_ARG_BIAS,
+                                 DNNL_ARG_DST,          DNNL_ARG_DIFF_SRC,    DNNL_ARG_DIFF_WEIGHTS,
+                                 DNNL_ARG_DIFF_BIAS,    DNNL_ARG_DIFF_DST,    DNNL_ARG_WORKSPACE,
+                                 DNNL_ARG_SCRATCHPAD};
+
+/* Seconds one reorder from `from` into memory `to` takes; a negative value when impossible. */
+static double time_reorder(xpb_executable *exe, const dnnl_memory_desc_t *from, dnnl_memory_t to)
+{
+    const dnnl_memory_desc_t *to_md = NULL;
+    dnnl_memory_get_memory_desc(to, &to_md);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t src = NULL;
+    double t = -1.0;
+    if (dnnl_reorder_primitive_desc_create(&pd, from, exe->be->engine, to_md, exe->be->engine,
+                                           NULL) != dnnl_success ||
+        dnnl_primitive_create(&prim, pd) != dnnl_success ||
+        dnnl_memory_create(&src, from, exe->be->engine, DNNL_MEMORY_ALLOCATE) != dnnl_success)
+        goto out;
+    void *p = NULL;
+    dnnl_memory_get_data_handle(src, &p);
+    memset(p, 0, dnnl_memory_desc_get_size(from));
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, to}};
+    double t0 = now_seconds();
+    if (dnnl_primitive_execute(prim, exe->be->stream, 2, args) == dnnl_success &&
+        dnnl_stream_wait(exe->be->stream) == dnnl_success)
+        t = now_seconds() - t0;
+out:
+    if (src)
+        dnnl_memory_destroy(src);
+    if (prim)
+        dnnl_primitive_destroy(prim);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    return t;
+}
+
+/* Seconds one execution of `pd` takes on freshly allocated, zeroed memory, plus the reorders
+ * that bring arguments args[k] from want[k] (the layouts the tensors have) into the layouts
+ * the candidate wants; a negative value when it cannot run. */
+double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *wargs,
+                   const dnnl_memory_desc_t *const *want, int n_want)
+{
+    enum { N_ARGS = sizeof tuned_args / sizeof tuned_args[0] };
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t mem[N_ARGS] = {NULL};
+    dnnl_exec_arg_t args[N_ARGS];
+    int n = 0;
+    double t = -1.0, extra = 0.0;
+    if (dnnl_primitive_create(&prim, pd) != dnnl_success)
+        return -1.0;
+    for (int k = 0; k < N_ARGS; k++) {
+        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md,
+                                                                    tuned_args[k]);
+        if (!md || md->ndims == 0 || dnnl_memory_desc_get_size(md) == 0)
+            continue;
+        if (dnnl_memory_create(&mem[n], md, exe->be->engine, DNNL_MEMORY_ALLOCATE) !=
+            dnnl_success)
+            goto out;
+        void *p = NULL;
+        dnnl_memory_get_data_handle(mem[n], &p);
+        memset(p, 0, dnnl_memory_desc_get_size(md)); /* page faults happen here, not below */
+        args[n] = (dnnl_exec_arg_t){tuned_args[k], mem[n]};
+        for (int w = 0; w < n_want; w++)
+            if (want[w] && wargs[w] == tuned_args[k] && !dnnl_memory_desc_equal(md, want[w])) {
+                double r = time_reorder(exe, want[w], mem[n]);
+                if (r < 0.0)
+                    goto out;
+                extra += r;
+            }
+        n++;
+    }
+    double t0 = now_seconds();
+    if (dnnl_primitive_execute(prim, exe->be->stream, n, args) == dnnl_success &&
+        dnnl_stream_wait(exe->be->stream) == dnnl_success)
+        t = now_seconds() - t0 + extra;
+out:
+    for (int k = 0; k < n; k++)
+        dnnl_memory_destroy(mem[k]);
+    dnnl_primitive_destroy(prim);
+    return t;
+}
+
+static int acceptable(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = "";
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    return impl && strncmp(impl, "ref", 3) != 0;
+}
+
+/* Choices already made in this process, by operation descriptor (the same layer shape
+ * appears many times in a model: CycleGAN applies each generator three times). */
+typedef struct tune_entry {
+    size_t size;
+    unsigned char desc[sizeof(dnnl_convolution_desc_t) > sizeof(dnnl_deconvolution_desc_t)
+                           ? sizeof(dnnl_convolution_desc_t)
+                           : sizeof(dnnl_deconvolution_desc_t)];
+    int choice; /* position in oneDNN's implementation list */
+} tune_entry;
+
+static tune_entry *tune_cache;
+static size_t tune_count, tune_cap;
+static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cache_find(const void *desc, size_t size)
+{
+    int choice = -1;
+    pthread_mutex_lock(&tune_lock);
+    for (size_t i = 0; i < tune_count && choice < 0; i++)
+        if (tune_cache[i].size == size && memcmp(tune_cache[i].desc, desc, size) == 0)
+            choice = tune_cache[i].choice;
+    pthread_mutex_unlock(&tune_lock);
+    return choice;
+}
+
+static void cache_add(const void *desc, size_t size, int choice)
+{
+    pthread_mutex_lock(&tune_lock);
+    if (tune_count == tune_cap) {
+        size_t cap = tune_cap ? 2 * tune_cap : 32;
+        tune_entry *c = realloc(tune_cache, cap * sizeof *c);
+        if (c) {
+            tune_cache = c;
+            tune_cap = cap;
+        }
+    }
+    if (tune_count < tune_cap && size <= sizeof tune_cache[0].desc) {
+        tune_entry *e = &tune_cache[tune_count++];
+        memset(e, 0, sizeof *e);
+        e->size = size;
+        memcpy(e->desc, desc, size);
+        e->choice = choice;
+    }
+    pthread_mutex_unlock(&tune_lock);
+}
+
+xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
+                        size_t desc_size, const_dnnl_primitive_desc_t hint, const int *args,
+                        const dnnl_memory_desc_t *const *want, int n_want, const char *what)
+{
+    xpb_status st = odn_pd_create(out, exe, op_desc, NULL, hint, what);
+    if (st != XPB_OK || !exe->bf16 || getenv("XPB_ONEDNN_NO_TUNE"))
+        return st;
+    int cached = cache_find(op_desc, desc_size);
+    if (cached == 0)
+        return XPB_OK; /* oneDNN's first choice */
+    dnnl_primitive_attr_t attr;
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+        return XPB_OK;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    if (dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success ||
+        dnnl_primitive_desc_iterator_create(&it, op_desc, attr, exe->be->engine, hint) !=
+            dnnl_success) {
+        dnnl_primitive_attr_destroy(attr);
+        return XPB_OK; /* keep oneDNN's first choice */
+    }
+    dnnl_primitive_desc_t best = NULL;
+    double best_t = 0.0;
+    int pos = 0, best_pos = 0;
+    do {
+        if (cached > 0 && pos != cached) {
+            pos++;
+            continue;
+        }
+        dnnl_primitive_desc_t pd = dnnl_primitive_desc_iterator_fetch(it);
+        if (!pd) {
+            pos++;
+            continue;
+        }
+        double t = cached > 0 ? 0.0
+                   : acceptable(pd) ? odn_time_pd(exe, pd, args, want, n_want)
+                                    : -1.0;
+        if (getenv("XPB_ONEDNN_DUMP") && cached < 0) {
+            const char *impl = "?";
+            dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+            fprintf(stderr, "cpu_onednn: tune op %u %s: #%d %s %.3f ms\n", exe->cur_op, what,
+                    pos, impl, t * 1e3);
+        }
+        if (t >= 0.0 && (!best || t < best_t)) {
+            if (best)
+                dnnl_primitive_desc_destroy(best);
+            best = pd;
+            best_t = t;
+            best_pos = pos;
+        } else {
+            dnnl_primitive_desc_destroy(pd);
+        }
+        pos++;
+    } while ((cached < 0 || pos <= cached) && dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+    dnnl_primitive_attr_destroy(attr);
+    if (best) {
+        dnnl_primitive_desc_destroy(*out);
+        *out = best;
+        if (cached < 0)
+            cache_add(op_desc, desc_size, best_pos);
+    }
+    return XPB_OK;
+}
