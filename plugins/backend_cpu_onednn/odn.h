@@ -259,7 +259,8 @@ void odn_pd_prefer(xpb_executable *exe, dnnl_primitive_desc_t *pd, const void *a
 /* Descriptor `what` (dnnl_query_src_md, ...) of a primitive descriptor. */
 const dnnl_memory_desc_t *odn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
 
-/* Seconds one execution of `pd` takes on scratch memory, plus the reorders from want[k] to
+#define ODN_TUNE_RUNS 3 /* timed executions per candidate; the fastest counts */
+/* Seconds one execution of `pd` takes on scratch memory (best of ODN_TUNE_RUNS), plus the reorders from want[k] to
  * what it reads for argument args[k]; negative when it cannot run (tune.c). */
 double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *args,
                    const dnnl_memory_desc_t *const *want, int n_want);
