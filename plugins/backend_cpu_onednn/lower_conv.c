@@ -145,18 +145,16 @@ static void lowered_mds_init(lowered_mds *m, const odn_conv_shape *c, dnnl_data_
     odn_md_tag(&m->dw4, 4, wd, dnnl_f32, dnnl_acdb);
 }
 
-static xpb_status matmul_pd(dnnl_primitive_desc_t *out, xpb_executable *exe,
-                            const lowered_mds *m)
+static xpb_status matmul_pd(dnnl_primitive_desc_t *out, xpb_executable *exe, const lowered_mds *m)
 {
     dnnl_matmul_desc_t d;
-    ODN_TRY(exe, dnnl_matmul_desc_init(&d, &m->dy_t, &m->col, NULL, &m->dw2),
-            "matmul descriptor");
+    ODN_TRY(exe, dnnl_matmul_desc_init(&d, &m->dy_t, &m->col, NULL, &m->dw2), "matmul descriptor");
     return odn_pd_create(out, exe, &d, NULL, NULL, "matmul (lowered backward weights)");
 }
 
 static double lowered_time(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
-                             const dnnl_memory_desc_t *x_stored,
-                             const dnnl_memory_desc_t *dy_stored, int bias)
+                           const dnnl_memory_desc_t *x_stored, const dnnl_memory_desc_t *dy_stored,
+                           int bias)
 {
     lowered_mds m;
     lowered_mds_init(&m, c, dt, x_stored);
@@ -266,9 +264,8 @@ out:
     return t;
 }
 
-xpb_status odn_emit_lowered_bwdw(xpb_executable *exe, const odn_conv_shape *c,
-                                 dnnl_data_type_t dt, uint32_t dy, uint32_t x, uint32_t dw,
-                                 uint32_t db)
+xpb_status odn_emit_lowered_bwdw(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
+                                 uint32_t dy, uint32_t x, uint32_t dw, uint32_t db)
 {
     lowered_mds m;
     lowered_mds_init(&m, c, dt, odn_tensor_md(exe, x));
@@ -336,8 +333,8 @@ static size_t lower_count, lower_cap;
 static pthread_mutex_t lower_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
-                          const dnnl_memory_desc_t *x_md, const dnnl_memory_desc_t *dy_md,
-                          int bias, const_dnnl_primitive_desc_t direct)
+                          const dnnl_memory_desc_t *x_md, const dnnl_memory_desc_t *dy_md, int bias,
+                          const_dnnl_primitive_desc_t direct)
 {
     if (getenv("XPB_ONEDNN_NO_LOWER"))
         return 0;
@@ -366,7 +363,8 @@ int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_dat
     double tl = lowered_time(exe, c, dt, x_md, dy_md, bias);
     int wins = tl >= 0.0 && (td < 0.0 || tl < td);
     if (getenv("XPB_ONEDNN_DUMP"))
-        fprintf(stderr, "cpu_onednn: op %u backward weights: oneDNN %.3f ms, im2col+matmul %.3f ms\n",
+        fprintf(stderr,
+                "cpu_onednn: op %u backward weights: oneDNN %.3f ms, im2col+matmul %.3f ms\n",
                 exe->cur_op, td * 1e3, tl * 1e3);
     pthread_mutex_lock(&lower_lock);
     if (lower_count == lower_cap) {

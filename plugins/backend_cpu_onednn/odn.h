@@ -260,8 +260,8 @@ void odn_pd_prefer(xpb_executable *exe, dnnl_primitive_desc_t *pd, const void *a
 const dnnl_memory_desc_t *odn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
 
 #define ODN_TUNE_RUNS 3 /* timed executions per candidate; the fastest counts */
-/* Seconds one execution of `pd` takes on scratch memory (best of ODN_TUNE_RUNS), plus the reorders from want[k] to
- * what it reads for argument args[k]; negative when it cannot run (tune.c). */
+/* Seconds one execution of `pd` takes on scratch memory (best of ODN_TUNE_RUNS), plus the reorders
+ * from want[k] to what it reads for argument args[k]; negative when it cannot run (tune.c). */
 double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *args,
                    const dnnl_memory_desc_t *const *want, int n_want);
 
@@ -275,12 +275,11 @@ typedef struct odn_conv_shape {
 /* True when the lowered backward weights beats `direct` (timed once per shape and layouts
  * per process) for dY stored as dy_md and x as x_md. */
 int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
-                          const dnnl_memory_desc_t *x_md, const dnnl_memory_desc_t *dy_md,
-                          int bias, const_dnnl_primitive_desc_t direct);
+                          const dnnl_memory_desc_t *x_md, const dnnl_memory_desc_t *dy_md, int bias,
+                          const_dnnl_primitive_desc_t direct);
 /* Emits im2col, the matmul and the bias sum for CONV2D_BWD_WEIGHTS (dy, x -> dw[, db]). */
-xpb_status odn_emit_lowered_bwdw(xpb_executable *exe, const odn_conv_shape *c,
-                                 dnnl_data_type_t dt, uint32_t dy, uint32_t x, uint32_t dw,
-                                 uint32_t db);
+xpb_status odn_emit_lowered_bwdw(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
+                                 uint32_t dy, uint32_t x, uint32_t dw, uint32_t db);
 
 /* ---- memory planning (memplan.c) ---- */
 

@@ -352,9 +352,9 @@ static xpb_status compile_bwd_data(xpb_executable *exe, const xpb_op *op)
     odn_step_init(&s, exe, ODN_STEP_PRIM);
     const int targs[1] = {DNNL_ARG_DIFF_DST};
     const dnnl_memory_desc_t *twant[1] = {odn_tensor_md(exe, dy)};
-    st = small_maps(&g) ? odn_pd_tuned(&s.pd, exe, &desc, sizeof desc, hint, targs, twant, 1,
-                                       "backward data")
-                        : odn_pd_create(&s.pd, exe, &desc, NULL, hint, "backward data");
+    st = small_maps(&g)
+             ? odn_pd_tuned(&s.pd, exe, &desc, sizeof desc, hint, targs, twant, 1, "backward data")
+             : odn_pd_create(&s.pd, exe, &desc, NULL, hint, "backward data");
     dnnl_primitive_desc_destroy(hint);
     if (st != XPB_OK)
         return st;
@@ -427,9 +427,9 @@ static xpb_status compile_bwd_weights(xpb_executable *exe, const xpb_op *op)
         return st;
     }
     if (!g.deconv && small_maps(&g)) {
-        odn_conv_shape c = {g.src[0], g.src[1], g.src[2], g.src[3], g.k, g.wei[2], g.wei[3],
-                            g.dst[2], g.dst[3], g.strides[0], g.strides[1], g.pl[0], g.pl[1],
-                            g.dil[0] + 1, g.dil[1] + 1};
+        odn_conv_shape c = {g.src[0],     g.src[1], g.src[2], g.src[3],     g.k,
+                            g.wei[2],     g.wei[3], g.dst[2], g.dst[3],     g.strides[0],
+                            g.strides[1], g.pl[0],  g.pl[1],  g.dil[0] + 1, g.dil[1] + 1};
         if (odn_lowered_bwdw_wins(exe, &c, dt, odn_tensor_md(exe, x), odn_tensor_md(exe, dy),
                                   db != ODN_NONE, s.pd)) {
             dnnl_primitive_desc_destroy(hint);

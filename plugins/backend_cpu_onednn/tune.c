@@ -23,9 +23,9 @@ static double now_seconds(void)
 }
 
 /* Every argument a convolution-like primitive may take. */
-static const int tuned_args[] = {DNNL_ARG_SRC,          DNNL_ARG_WEIGHTS,     DNNL_ARG_BIAS,
-                                 DNNL_ARG_DST,          DNNL_ARG_DIFF_SRC,    DNNL_ARG_DIFF_WEIGHTS,
-                                 DNNL_ARG_DIFF_BIAS,    DNNL_ARG_DIFF_DST,    DNNL_ARG_WORKSPACE,
+static const int tuned_args[] = {DNNL_ARG_SRC,       DNNL_ARG_WEIGHTS,  DNNL_ARG_BIAS,
+                                 DNNL_ARG_DST,       DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_WEIGHTS,
+                                 DNNL_ARG_DIFF_BIAS, DNNL_ARG_DIFF_DST, DNNL_ARG_WORKSPACE,
                                  DNNL_ARG_SCRATCHPAD};
 
 /* Seconds one reorder from `from` into memory `to` takes; a negative value when impossible. */
@@ -80,12 +80,11 @@ double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const in
     if (dnnl_primitive_create(&prim, pd) != dnnl_success)
         return -1.0;
     for (int k = 0; k < N_ARGS; k++) {
-        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md,
-                                                                    tuned_args[k]);
+        const dnnl_memory_desc_t *md =
+            dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, tuned_args[k]);
         if (!md || md->ndims == 0 || dnnl_memory_desc_get_size(md) == 0)
             continue;
-        if (dnnl_memory_create(&mem[n], md, exe->be->engine, DNNL_MEMORY_ALLOCATE) !=
-            dnnl_success)
+        if (dnnl_memory_create(&mem[n], md, exe->be->engine, DNNL_MEMORY_ALLOCATE) != dnnl_success)
             goto out;
         void *p = NULL;
         dnnl_memory_get_data_handle(mem[n], &p);
@@ -206,14 +205,14 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
             pos++;
             continue;
         }
-        double t = cached > 0 ? 0.0
+        double t = cached > 0       ? 0.0
                    : acceptable(pd) ? odn_time_pd(exe, pd, args, want, n_want)
                                     : -1.0;
         if (getenv("XPB_ONEDNN_DUMP") && cached < 0) {
             const char *impl = "?";
             dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-            fprintf(stderr, "cpu_onednn: tune op %u %s: #%d %s %.3f ms\n", exe->cur_op, what,
-                    pos, impl, t * 1e3);
+            fprintf(stderr, "cpu_onednn: tune op %u %s: #%d %s %.3f ms\n", exe->cur_op, what, pos,
+                    impl, t * 1e3);
         }
         if (t >= 0.0 && (!best || t < best_t)) {
             if (best)
@@ -225,7 +224,8 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
             dnnl_primitive_desc_destroy(pd);
         }
         pos++;
-    } while ((cached < 0 || pos <= cached) && dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    } while ((cached < 0 || pos <= cached) &&
+             dnnl_primitive_desc_iterator_next(it) == dnnl_success);
     dnnl_primitive_desc_iterator_destroy(it);
     dnnl_primitive_attr_destroy(attr);
     if (best) {
