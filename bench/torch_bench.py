@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """PyTorch side of the comparison: one run of one model, printed as a JSON line.
 
-  torch_bench.py MODEL VARIANT MODE BATCH [--bf16] [--threads N] [--min-time S] [--min-steps N]
+  torch_bench.py MODEL VARIANT MODE BATCH [--bf16] [--threads N] [--lr LR] [--min-time S] [--min-steps N]
 
 MODE is train (samples/s of full training steps: forward, loss, backward, optimizer) or
 inference (eval mode, no autograd; step-time percentiles). --bf16 wraps forward and loss in
@@ -90,6 +90,7 @@ def main():
     ap.add_argument("batch", type=int)
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--lr", type=float, help="learning rate (default: the model's, as xpubench)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--min-steps", type=int, default=10)
     ap.add_argument("--min-time", type=float, default=3.0)
@@ -111,15 +112,16 @@ def main():
         real_b = torch.rand(a.batch, *shape) * 2 - 1
         g = list(model.G_A.parameters()) + list(model.G_B.parameters())
         d = list(model.D_A.parameters()) + list(model.D_B.parameters())
-        opt_g = torch.optim.Adam(g, lr=2e-4, betas=(0.5, 0.999))
-        opt_d = torch.optim.Adam(d, lr=2e-4, betas=(0.5, 0.999))
+        lr = 2e-4 if a.lr is None else a.lr
+        opt_g = torch.optim.Adam(g, lr=lr, betas=(0.5, 0.999))
+        opt_d = torch.optim.Adam(d, lr=lr, betas=(0.5, 0.999))
         model.train()
 
         def step():
             cyclegan_step(model, opt_g, opt_d, x, real_b, a.bf16)
     else:
         y = torch.randint(0, classes, (a.batch,))
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01 if a.lr is None else a.lr, momentum=0.9)
         model.train()
 
         def step():

@@ -2,7 +2,7 @@
  * and peak FLOP/s per precision.
  *
  * Peaks are measured, not computed: a VM does not tell its clock or how many FMA ports a core
- * has, so the backend times one dense product per precision (dnnl_sgemm 1024^3 for fp32, a
+ * has, so the backend times one dense product per precision (dnnl_sgemm 2048^3 for fp32, a
  * bf16 matmul primitive 2048^3 for bf16-mixed; best of a few runs, on the backend's default
  * thread count) the first time device_info asks in this process. That is the rate oneDNN itself
  * reaches on large GEMMs here, a practical ceiling for "share of peak". */
@@ -60,9 +60,14 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Timed runs of each peak measurement after one warm-up run (JIT, page faults, thread pool):
+ * the fastest counts, so that a busy moment on a shared machine does not lower the peak below
+ * what a model then reaches (2048^3 takes ~60 ms in fp32 on 2 AVX-512 cores). */
+#define PEAK_RUNS 6
+
 static double measure_sgemm(void)
 {
-    const int64_t n = 1024;
+    const int64_t n = 2048;
     float *a = malloc((size_t)(n * n) * sizeof *a), *b = malloc((size_t)(n * n) * sizeof *b),
           *c = malloc((size_t)(n * n) * sizeof *c);
     double best = 0.0;
@@ -71,13 +76,13 @@ static double measure_sgemm(void)
             a[i] = (float)(i % 7) * 0.25f;
             b[i] = (float)(i % 5) * 0.5f;
         }
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r <= PEAK_RUNS; r++) {
             double t0 = now_seconds();
             if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n) != dnnl_success)
                 break;
             double dt = now_seconds() - t0;
             double rate = 2.0 * (double)n * (double)n * (double)n / dt;
-            if (r > 0 && rate > best) /* the first run pays for JIT and page faults */
+            if (r > 0 && rate > best)
                 best = rate;
         }
     }
@@ -114,7 +119,7 @@ static double measure_bf16_matmul(xpb_backend *be)
     }
     dnnl_exec_arg_t args[3] = {
         {DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, m[1]}, {DNNL_ARG_DST, m[2]}};
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r <= PEAK_RUNS; r++) {
         double t0 = now_seconds();
         if (dnnl_primitive_execute(prim, be->stream, 3, args) != dnnl_success ||
             dnnl_stream_wait(be->stream) != dnnl_success)
