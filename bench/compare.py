@@ -104,7 +104,7 @@ def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None):
         cmd.append("--bf16")
     if quick:
         cmd += ["--min-steps", "3", "--min-time", "0", "--warmup", "1"]
-    elif mode == "inference":
+    elif mode == "inference" and batch == 1:  # latency percentiles want many steps
         cmd += ["--min-steps", "50", "--warmup", "5"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:

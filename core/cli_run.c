@@ -202,6 +202,7 @@ int xpb_cli_run(int argc, char **argv)
     }
     printf("\n");
     xpb_results_print_table(stdout, doc);
+    xpb_results_print_profiles(stdout, doc, 10, NULL); /* runs with profile: true */
     if (json_array_size(runs) && !write_failed)
         printf("\nresults: %s\n", output);
     if (stop_requested) {

@@ -55,6 +55,16 @@ xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err);
  * an object, XPB_IO_ERROR when writing to `f` fails, otherwise XPB_OK. */
 xpb_status xpb_results_print_table(FILE *f, const json_t *doc);
 
+/* Prints, for every run of `doc` that has a "profile" (profile: true on a backend with
+ * profile_read), where a step's time goes: a header with the run, its backend, precision and
+ * fusion, the step's time in kernels (sum over ops of seconds / calls) and how many ops were
+ * fused into others; one line per op kind (ops, fused, ms per step, share), largest first;
+ * then the `top` slowest ops with their layers (none when top is 0). Entries with missing or
+ * mistyped fields are skipped. *printed (may be NULL) receives the number of runs reported.
+ * Returns XPB_INVALID_ARGUMENT when `doc` is not an object, XPB_OUT_OF_MEMORY, XPB_IO_ERROR
+ * when writing fails, otherwise XPB_OK. */
+xpb_status xpb_results_print_profiles(FILE *f, const json_t *doc, unsigned top, unsigned *printed);
+
 /* Replaces doc's "comparisons" by those derived from its finished runs (status "ok" with a
  * throughput median > 0): every ordered pair of runs whose configs differ in exactly one of
  * backend / fusion / precision and agree on every other config key ("extra" aside) gives one
