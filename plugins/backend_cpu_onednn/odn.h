@@ -245,12 +245,15 @@ xpb_status odn_push_step(xpb_executable *exe, int list, odn_step *s);
 xpb_status odn_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
                          const_dnnl_post_ops_t post_ops, const_dnnl_primitive_desc_t hint,
                          const char *what);
-/* Like odn_pd_create (no post-ops), but under bf16-mixed it times every implementation
- * oneDNN offers (plus the reorders from want[k], the layout argument args[k] is stored in, to
- * what the candidate reads; NULL: no cost) and keeps the fastest (tune.c). The choice is
- * remembered per `op_desc` (desc_size bytes) for the rest of the process. */
+#define ODN_TUNE_FP32 1u /* odn_pd_tuned: tune under fp32 too, not only under bf16-mixed */
+/* Like odn_pd_create, but under bf16-mixed (and fp32 with ODN_TUNE_FP32) it times every
+ * implementation oneDNN offers with these post-ops (plus the reorders from want[k], the layout
+ * argument args[k] is stored in, to what the candidate reads; NULL: no cost) and keeps the
+ * fastest (tune.c). The choice is remembered per `op_desc` (desc_size bytes) and post-ops for
+ * the rest of the process. */
 xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
-                        size_t desc_size, const_dnnl_primitive_desc_t hint, const int *args,
+                        size_t desc_size, const_dnnl_post_ops_t po, unsigned flags,
+                        const_dnnl_primitive_desc_t hint, const int *args,
                         const dnnl_memory_desc_t *const *want, int n_want, const char *what);
 /* Replaces *pd by a primitive descriptor of `alt_desc` when oneDNN picks the same
  * implementation for it (to write gradients straight in their parameter's layout). */

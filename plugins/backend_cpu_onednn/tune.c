@@ -49,8 +49,10 @@ static double time_reorder(xpb_executable *exe, const dnnl_memory_desc_t *from, 
     for (int r = 0; r < ODN_TUNE_RUNS; r++) {
         double t0 = now_seconds();
         if (dnnl_primitive_execute(prim, exe->be->stream, 2, args) != dnnl_success ||
-            dnnl_stream_wait(exe->be->stream) != dnnl_success)
-            return -1.0;
+            dnnl_stream_wait(exe->be->stream) != dnnl_success) {
+            t = -1.0; /* and release what was made */
+            break;
+        }
         double dt = now_seconds() - t0;
         if (t < 0.0 || dt < t)
             t = dt;
@@ -68,8 +70,19 @@ out:
 /* Seconds one execution of `pd` takes on freshly allocated, zeroed memory, plus the reorders
  * that bring arguments args[k] from want[k] (the layouts the tensors have) into the layouts
  * the candidate wants; a negative value when it cannot run. */
+static double time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *wargs,
+                      const dnnl_memory_desc_t *const *want, int n_want, double give_up);
+
 double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *wargs,
                    const dnnl_memory_desc_t *const *want, int n_want)
+{
+    return time_pd(exe, pd, wargs, want, n_want, 0.0);
+}
+
+/* odn_time_pd that stops after the first run slower than `give_up` seconds (0: never): a
+ * candidate that slow has lost already, and the slow ISAs can take seconds per run. */
+static double time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *wargs,
+                      const dnnl_memory_desc_t *const *want, int n_want, double give_up)
 {
     enum { N_ARGS = sizeof tuned_args / sizeof tuned_args[0] };
     dnnl_primitive_t prim = NULL;
@@ -109,6 +122,8 @@ double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const in
         double dt = now_seconds() - t0;
         if (t < 0.0 || dt < t)
             t = dt;
+        if (give_up > 0.0 && dt > give_up)
+            break;
     }
     if (t >= 0.0)
         t += extra;
@@ -133,25 +148,45 @@ typedef struct tune_entry {
     unsigned char desc[sizeof(dnnl_convolution_desc_t) > sizeof(dnnl_deconvolution_desc_t)
                            ? sizeof(dnnl_convolution_desc_t)
                            : sizeof(dnnl_deconvolution_desc_t)];
-    int choice; /* position in oneDNN's implementation list */
+    uint64_t post_ops; /* post_ops_key() of the attributes the list was made with */
+    int choice;        /* position in oneDNN's implementation list */
 } tune_entry;
 
 static tune_entry *tune_cache;
 static size_t tune_count, tune_cap;
 static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int cache_find(const void *desc, size_t size)
+/* Which post-ops (kinds and eltwise algorithms, up to 8) an implementation list was made
+ * with: they change which implementations accept the operation, so positions differ. */
+static uint64_t post_ops_key(const_dnnl_post_ops_t po)
+{
+    uint64_t key = 0;
+    int n = po ? dnnl_post_ops_len(po) : 0;
+    for (int i = 0; i < n && i < 8; i++) {
+        uint64_t part = (uint64_t)dnnl_post_ops_get_kind(po, i) & 0xf;
+        float scale, alpha, beta;
+        dnnl_alg_kind_t alg;
+        if (dnnl_post_ops_get_kind(po, i) == dnnl_eltwise &&
+            dnnl_post_ops_get_params_eltwise(po, i, &scale, &alg, &alpha, &beta) == dnnl_success)
+            part |= ((uint64_t)alg & 0xfff) << 4;
+        key = key << 8 ^ part ^ (key >> 56);
+    }
+    return key ^ (uint64_t)n << 60;
+}
+
+static int cache_find(const void *desc, size_t size, uint64_t po_key)
 {
     int choice = -1;
     pthread_mutex_lock(&tune_lock);
     for (size_t i = 0; i < tune_count && choice < 0; i++)
-        if (tune_cache[i].size == size && memcmp(tune_cache[i].desc, desc, size) == 0)
+        if (tune_cache[i].size == size && tune_cache[i].post_ops == po_key &&
+            memcmp(tune_cache[i].desc, desc, size) == 0)
             choice = tune_cache[i].choice;
     pthread_mutex_unlock(&tune_lock);
     return choice;
 }
 
-static void cache_add(const void *desc, size_t size, int choice)
+static void cache_add(const void *desc, size_t size, uint64_t po_key, int choice)
 {
     pthread_mutex_lock(&tune_lock);
     if (tune_count == tune_cap) {
@@ -166,6 +201,7 @@ static void cache_add(const void *desc, size_t size, int choice)
         tune_entry *e = &tune_cache[tune_count++];
         memset(e, 0, sizeof *e);
         e->size = size;
+        e->post_ops = po_key;
         memcpy(e->desc, desc, size);
         e->choice = choice;
     }
@@ -173,13 +209,15 @@ static void cache_add(const void *desc, size_t size, int choice)
 }
 
 xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
-                        size_t desc_size, const_dnnl_primitive_desc_t hint, const int *args,
+                        size_t desc_size, const_dnnl_post_ops_t po, unsigned flags,
+                        const_dnnl_primitive_desc_t hint, const int *args,
                         const dnnl_memory_desc_t *const *want, int n_want, const char *what)
 {
-    xpb_status st = odn_pd_create(out, exe, op_desc, NULL, hint, what);
-    if (st != XPB_OK || !exe->bf16 || getenv("XPB_ONEDNN_NO_TUNE"))
+    xpb_status st = odn_pd_create(out, exe, op_desc, po, hint, what);
+    if (st != XPB_OK || !(exe->bf16 || (flags & ODN_TUNE_FP32)) || getenv("XPB_ONEDNN_NO_TUNE"))
         return st;
-    int cached = cache_find(op_desc, desc_size);
+    uint64_t po_key = post_ops_key(po);
+    int cached = cache_find(op_desc, desc_size, po_key);
     if (cached == 0)
         return XPB_OK; /* oneDNN's first choice */
     dnnl_primitive_attr_t attr;
@@ -187,6 +225,7 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
         return XPB_OK;
     dnnl_primitive_desc_iterator_t it = NULL;
     if (dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success ||
+        (po && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success) ||
         dnnl_primitive_desc_iterator_create(&it, op_desc, attr, exe->be->engine, hint) !=
             dnnl_success) {
         dnnl_primitive_attr_destroy(attr);
@@ -205,9 +244,10 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
             pos++;
             continue;
         }
-        double t = cached > 0       ? 0.0
-                   : acceptable(pd) ? odn_time_pd(exe, pd, args, want, n_want)
-                                    : -1.0;
+        double t = cached > 0 ? 0.0
+                   : acceptable(pd)
+                       ? time_pd(exe, pd, args, want, n_want, best ? 2.0 * best_t : 0.0)
+                       : -1.0;
         if (getenv("XPB_ONEDNN_DUMP") && cached < 0) {
             const char *impl = "?";
             dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
@@ -232,7 +272,7 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
         dnnl_primitive_desc_destroy(*out);
         *out = best;
         if (cached < 0)
-            cache_add(op_desc, desc_size, best_pos);
+            cache_add(op_desc, desc_size, po_key, best_pos);
     }
     return XPB_OK;
 }
