@@ -330,6 +330,26 @@ static void add_linear(ct_list *l, int64_t n, int64_t in, int64_t out, int bias)
     }
 }
 
+/* The five inputs of a batch-norm op: x, gamma, beta, running mean and variance (results
+ * read back and compared when `stats_read`: a training forward updates them). */
+static void bn_inputs(ct_case *c, uint32_t in[5], int stats_read, uint32_t nd, int64_t n,
+                      int64_t ch, int64_t h, int64_t w)
+{
+    in[0] = t_in(c, "x", nd, n, ch, h, w);
+    in[1] = t_param(c, "gamma", 1, ch, 1, 1, 1);
+    in[2] = t_param(c, "beta", 1, ch, 1, 1, 1);
+    in[3] = ct_t(c, "running_mean", XPB_ROLE_STATE, INIT_UNIFORM, stats_read, 1, ch, 1, 1, 1);
+    in[4] = ct_t(c, "running_var", XPB_ROLE_STATE, INIT_POSITIVE, stats_read, 1, ch, 1, 1, 1);
+}
+
+/* BATCHNORM_TRAIN with outputs y, ws_mean, ws_var (XPB_NO_TENSOR: not wanted). */
+static void bn_train(ct_case *c, const uint32_t in[5], uint32_t y, uint32_t wm, uint32_t wv)
+{
+    xpb_op *f = ct_op(c, XPB_OP_BATCHNORM_TRAIN, 5, in, 3, IN(y, wm, wv));
+    f->attrs.eps = 1e-5f;
+    f->attrs.momentum = 0.1f;
+}
+
 /* BATCHNORM_TRAIN + BATCHNORM_BWD (joined by the workspace), and BATCHNORM_INFER. */
 static void add_batchnorm(ct_list *l, uint32_t nd, int64_t n, int64_t ch, int64_t h, int64_t w)
 {
@@ -340,20 +360,17 @@ static void add_batchnorm(ct_list *l, uint32_t nd, int64_t n, int64_t ch, int64_
     if (nd == 4)
         snprintf(c->shape, sizeof c->shape, "x%lldx%lldx%lldx%lld", (long long)n, (long long)ch,
                  (long long)h, (long long)w);
-    uint32_t x = t_in(c, "x", nd, n, ch, h, w);
-    uint32_t g = t_param(c, "gamma", 1, ch, 1, 1, 1), b = t_param(c, "beta", 1, ch, 1, 1, 1);
-    uint32_t rm = ct_t(c, "running_mean", XPB_ROLE_STATE, INIT_UNIFORM, 1, 1, ch, 1, 1, 1);
-    uint32_t rv = ct_t(c, "running_var", XPB_ROLE_STATE, INIT_POSITIVE, 1, 1, ch, 1, 1, 1);
+    uint32_t in[5];
+    bn_inputs(c, in, 1, nd, n, ch, h, w);
     uint32_t y = t_out(c, "y", nd, n, ch, h, w);
     uint32_t wm = t_ws(c, "ws_mean", XPB_DTYPE_F32, 1, ch, 1, 1, 1);
     uint32_t wv = t_ws(c, "ws_var", XPB_DTYPE_F32, 1, ch, 1, 1, 1);
-    xpb_op *f = ct_op(c, XPB_OP_BATCHNORM_TRAIN, 5, IN(x, g, b, rm, rv), 3, IN(y, wm, wv));
-    f->attrs.eps = 1e-5f;
-    f->attrs.momentum = 0.1f;
+    bn_train(c, in, y, wm, wv);
     uint32_t dy = t_in(c, "dy", nd, n, ch, h, w);
     uint32_t dx = t_out(c, "dx", nd, n, ch, h, w), dg = t_out(c, "dgamma", 1, ch, 1, 1, 1);
     uint32_t db = t_out(c, "dbeta", 1, ch, 1, 1, 1);
-    ct_op(c, XPB_OP_BATCHNORM_BWD, 5, IN(dy, x, g, wm, wv), 3, IN(dx, dg, db))->attrs.eps = 1e-5f;
+    ct_op(c, XPB_OP_BATCHNORM_BWD, 5, IN(dy, in[0], in[1], wm, wv), 3, IN(dx, dg, db))->attrs.eps =
+        1e-5f;
     ct_finish(c);
 
     char shape[96];
@@ -363,46 +380,29 @@ static void add_batchnorm(ct_list *l, uint32_t nd, int64_t n, int64_t ch, int64_
     c = ct_new(l, "BATCHNORM_TRAIN (no ws)", 1, "%s", shape);
     if (!c)
         return;
-    x = t_in(c, "x", nd, n, ch, h, w);
-    g = t_param(c, "gamma", 1, ch, 1, 1, 1);
-    b = t_param(c, "beta", 1, ch, 1, 1, 1);
-    rm = ct_t(c, "running_mean", XPB_ROLE_STATE, INIT_UNIFORM, 1, 1, ch, 1, 1, 1);
-    rv = ct_t(c, "running_var", XPB_ROLE_STATE, INIT_POSITIVE, 1, 1, ch, 1, 1, 1);
-    y = t_out(c, "y", nd, n, ch, h, w);
-    f = ct_op(c, XPB_OP_BATCHNORM_TRAIN, 5, IN(x, g, b, rm, rv), 3,
-              IN(y, XPB_NO_TENSOR, XPB_NO_TENSOR));
-    f->attrs.eps = 1e-5f;
-    f->attrs.momentum = 0.1f;
+    bn_inputs(c, in, 1, nd, n, ch, h, w);
+    bn_train(c, in, t_out(c, "y", nd, n, ch, h, w), XPB_NO_TENSOR, XPB_NO_TENSOR);
     ct_finish(c);
     c = ct_new(l, "BATCHNORM_TRAIN+BWD (dx only)", 1, "%s", shape);
     if (!c)
         return;
-    x = t_in(c, "x", nd, n, ch, h, w);
-    g = t_param(c, "gamma", 1, ch, 1, 1, 1);
-    b = t_param(c, "beta", 1, ch, 1, 1, 1);
-    rm = ct_t(c, "running_mean", XPB_ROLE_STATE, INIT_UNIFORM, 0, 1, ch, 1, 1, 1);
-    rv = ct_t(c, "running_var", XPB_ROLE_STATE, INIT_POSITIVE, 0, 1, ch, 1, 1, 1);
+    bn_inputs(c, in, 0, nd, n, ch, h, w);
     y = t_mid(c, "y", nd, n, ch, h, w);
     wm = t_ws(c, "ws_mean", XPB_DTYPE_F32, 1, ch, 1, 1, 1);
     wv = t_ws(c, "ws_var", XPB_DTYPE_F32, 1, ch, 1, 1, 1);
-    f = ct_op(c, XPB_OP_BATCHNORM_TRAIN, 5, IN(x, g, b, rm, rv), 3, IN(y, wm, wv));
-    f->attrs.eps = 1e-5f;
-    f->attrs.momentum = 0.1f;
+    bn_train(c, in, y, wm, wv);
     dy = t_in(c, "dy", nd, n, ch, h, w);
     dx = t_out(c, "dx", nd, n, ch, h, w);
-    ct_op(c, XPB_OP_BATCHNORM_BWD, 5, IN(dy, x, g, wm, wv), 3, IN(dx, XPB_NO_TENSOR, XPB_NO_TENSOR))
+    ct_op(c, XPB_OP_BATCHNORM_BWD, 5, IN(dy, in[0], in[1], wm, wv), 3,
+          IN(dx, XPB_NO_TENSOR, XPB_NO_TENSOR))
         ->attrs.eps = 1e-5f;
     ct_finish(c);
     c = ct_new(l, "BATCHNORM_INFER", 0, "%s", shape);
     if (!c)
         return;
-    x = t_in(c, "x", nd, n, ch, h, w);
-    g = t_param(c, "gamma", 1, ch, 1, 1, 1);
-    b = t_param(c, "beta", 1, ch, 1, 1, 1);
-    rm = ct_t(c, "running_mean", XPB_ROLE_STATE, INIT_UNIFORM, 0, 1, ch, 1, 1, 1);
-    rv = ct_t(c, "running_var", XPB_ROLE_STATE, INIT_POSITIVE, 0, 1, ch, 1, 1, 1);
-    y = t_out(c, "y", nd, n, ch, h, w);
-    ct_op(c, XPB_OP_BATCHNORM_INFER, 5, IN(x, g, b, rm, rv), 1, IN(y))->attrs.eps = 1e-5f;
+    bn_inputs(c, in, 0, nd, n, ch, h, w);
+    ct_op(c, XPB_OP_BATCHNORM_INFER, 5, in, 1, IN(t_out(c, "y", nd, n, ch, h, w)))->attrs.eps =
+        1e-5f;
     ct_finish(c);
 }
 

@@ -254,6 +254,20 @@ static inline xpb_status xpb_layer_batchnorm(xpb_value *out, xpb_builder *b,
     return api->op(out, b, layer, XPB_OP_BATCHNORM_TRAIN, in, 5, &a);
 }
 
+/* The ending of a classifier (WORKLOADS.md): `logits` becomes the model's output "logits",
+ * and softmax cross-entropy against `labels` (layer "loss") its only loss, weight 1. */
+static inline xpb_status xpb_layer_xent_head(xpb_builder *b, const xpb_builder_api *api,
+                                             xpb_value logits, xpb_value labels)
+{
+    xpb_value loss, in[2] = {logits, labels};
+    xpb_status st = api->output(b, "logits", logits);
+    if (st == XPB_OK)
+        st = api->op(&loss, b, "loss", XPB_OP_SOFTMAX_XENT, in, 2, NULL);
+    if (st == XPB_OK)
+        st = api->loss(b, 0, loss, 1.0);
+    return st;
+}
+
 /* A one-input op with attributes (NULL for none). */
 static inline xpb_status xpb_layer_unary(xpb_value *out, xpb_builder *b, const xpb_builder_api *api,
                                          const char *layer, uint32_t kind, xpb_value x,

@@ -1,15 +1,8 @@
 /* DROPOUT and its backward as own OpenMP kernels on dense fp32 tensors. The mask stream is
  * the one docs/ops.md fixes (splitmix64 of the seed, the call count and the row-major element
- * index), so masks are bit-identical to the reference's on every backend and thread count. */
+ * index; xpb_dropout_factor), so masks are bit-identical to the reference's on every backend
+ * and thread count. */
 #include "odn.h"
-
-static uint64_t splitmix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* o: x, y, mask (optional); p[0] = elements; f[0] = p; s->calls = this op's call index. */
 static xpb_status dropout_kernel(odn_step *s)
@@ -17,15 +10,11 @@ static xpb_status dropout_kernel(odn_step *s)
     const float *x = s->o[0].ptr;
     float *y = s->o[1].ptr, *mask = s->n > 2 ? s->o[2].ptr : NULL;
     float p = s->f[0];
-    float keep_scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f; /* p >= 1 drops everything */
-    uint64_t seed = (uint64_t)s->p[1];
-    uint64_t h = splitmix64(seed + 0x9E3779B97F4A7C15ull * (s->calls + 1));
+    uint64_t h = xpb_dropout_stream((uint64_t)s->p[1], (uint64_t)s->calls);
     int64_t n = s->p[0];
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        uint64_t r = splitmix64(h + (uint64_t)i);
-        float u = (float)(r >> 40) * 0x1p-24f; /* 24 bits: exact in float */
-        float m = u >= p ? keep_scale : 0.0f;
+        float m = xpb_dropout_factor(h, i, p);
         y[i] = x[i] * m;
         if (mask)
             mask[i] = m;

@@ -11,54 +11,19 @@
 
 #include "odn.h"
 
-typedef struct in_layout {
-    int64_t groups, vec, sn, sg, sh, sw;
-} in_layout;
-
-/* Same classification as the reflection-pad kernel: a run of `vec` contiguous channels at
- * n*sn + g*sg + h*sh + w*sw. 0 when the layout is none of the supported kinds. */
-static int layout_of(const dnnl_memory_desc_t *md, in_layout *l)
-{
-    if (md->format_kind != dnnl_blocked || md->ndims != 4)
-        return 0;
-    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
-    l->sn = b->strides[0];
-    l->sh = b->strides[2];
-    l->sw = b->strides[3];
-    if (b->inner_nblks == 0) {
-        if (b->strides[1] == 1 && md->dims[1] > 1) {
-            l->groups = 1;
-            l->vec = md->padded_dims[1];
-            l->sg = 0;
-        } else {
-            l->groups = md->padded_dims[1];
-            l->vec = 1;
-            l->sg = b->strides[1];
-        }
-        return 1;
-    }
-    if (b->inner_nblks == 1 && b->inner_idxs[0] == 1) {
-        l->vec = b->inner_blks[0];
-        l->groups = md->padded_dims[1] / l->vec;
-        l->sg = b->strides[1];
-        return 1;
-    }
-    return 0;
-}
-
 /* Work is split into items (image n, channel group g, block of rows [i0, i1)); each item
  * handles the group's whole run of channels at every pixel it visits, so NHWC data is read in
  * whole cache lines. Per-item partial sums go to a scratch buffer and are combined per plane
  * in a fixed order (results do not depend on the thread count). */
 typedef struct in_work {
-    in_layout l;
+    odn_channel_runs l;
     int64_t n, c, h, w, blocks, items; /* blocks of rows per plane */
 } in_work;
 
 static void work_init(in_work *k, const odn_step *s, const dnnl_memory_desc_t *md)
 {
     memset(k, 0, sizeof *k);
-    layout_of(md, &k->l);
+    odn_channel_runs_of(md, &k->l);
     k->n = s->p[0];
     k->c = s->p[1];
     k->h = s->p[2];
@@ -263,12 +228,12 @@ xpb_status odn_compile_inorm(xpb_executable *exe)
     if (dt != dnnl_f32 && dt != dnnl_bf16)
         dt = dnnl_f32;
     dnnl_memory_desc_t want;
-    in_layout l = {0};
-    if (stored && stored->data_type == dt && layout_of(stored, &l) && l.vec <= 512) {
+    odn_channel_runs l = {0};
+    if (stored && stored->data_type == dt && odn_channel_runs_of(stored, &l) && l.vec <= 512) {
         want = *stored;
     } else {
         odn_md_plain(&want, tx, dt);
-        layout_of(&want, &l);
+        odn_channel_runs_of(&want, &l);
     }
     odn_step s;
     odn_step_init(&s, exe, ODN_STEP_KERNEL);

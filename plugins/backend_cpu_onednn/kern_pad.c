@@ -9,40 +9,11 @@
 
 #include "odn.h"
 
-/* Where (n, channel group g, h, w) lives: base = n*sn + g*sg, run of `vec` contiguous values
- * at + h*sh + w*sw. */
-typedef struct pad_layout {
-    int64_t groups, vec, sn, sg, sh, sw;
-} pad_layout;
-
-/* The layout of a 4-D descriptor, or 0 when it is none of the supported kinds. */
-static int layout_of(const dnnl_memory_desc_t *md, pad_layout *l)
+/* The channel runs of a 4-D descriptor (odn.h), or 0 when the kernels cannot walk it: they
+ * also need consecutive w to be consecutive runs. */
+static int layout_of(const dnnl_memory_desc_t *md, odn_channel_runs *l)
 {
-    if (md->format_kind != dnnl_blocked || md->ndims != 4)
-        return 0;
-    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
-    l->sn = b->strides[0];
-    l->sh = b->strides[2];
-    l->sw = b->strides[3];
-    if (b->inner_nblks == 0) {
-        if (b->strides[1] == 1) { /* channels innermost: NHWC */
-            l->groups = 1;
-            l->vec = md->padded_dims[1];
-            l->sg = 0;
-        } else {
-            l->groups = md->padded_dims[1];
-            l->vec = 1;
-            l->sg = b->strides[1];
-        }
-        return l->sw == l->vec; /* consecutive w are contiguous runs */
-    }
-    if (b->inner_nblks == 1 && b->inner_idxs[0] == 1) {
-        l->vec = b->inner_blks[0];
-        l->groups = md->padded_dims[1] / l->vec;
-        l->sg = b->strides[1];
-        return l->sw == l->vec;
-    }
-    return 0;
+    return odn_channel_runs_of(md, l) && l->sw == l->vec;
 }
 
 /* Output positions that read input index i (size n, padding p); returns their count. */
@@ -70,7 +41,7 @@ static int64_t reflect(int64_t o, int64_t n, int64_t p)
 /* p[]: N, H, W, ph, pw; o[0] = input (x or dy), o[1] = output (y or dx). */
 static xpb_status pad_fwd_kernel(odn_step *s)
 {
-    pad_layout li = {0}, lo = {0};
+    odn_channel_runs li = {0}, lo = {0};
     layout_of(&s->o[0].md, &li);
     layout_of(&s->o[1].md, &lo);
     int64_t n_img = s->p[0], h = s->p[1], w = s->p[2], ph = s->p[3], pw = s->p[4];
@@ -98,7 +69,7 @@ static xpb_status pad_fwd_kernel(odn_step *s)
 
 static xpb_status pad_bwd_kernel(odn_step *s)
 {
-    pad_layout ld = {0}, lx = {0};
+    odn_channel_runs ld = {0}, lx = {0};
     layout_of(&s->o[0].md, &ld);
     layout_of(&s->o[1].md, &lx);
     int64_t n_img = s->p[0], h = s->p[1], w = s->p[2], ph = s->p[3], pw = s->p[4];
@@ -169,7 +140,7 @@ xpb_status odn_compile_pad(xpb_executable *exe)
         dt = dnnl_f32;
     const xpb_tensor_desc *tin = xpb_program_tensor(exe->prog, in);
     odn_md_like(&want, stored, 4, tin->dims, dt);
-    pad_layout l;
+    odn_channel_runs l;
     if (!layout_of(&want, &l))
         odn_md_plain(&want, tin, dt);
     odn_md_like(&have, &want, 4, xpb_program_tensor(exe->prog, out)->dims, dt);

@@ -11,7 +11,6 @@
  * dW comes out in "ohwi" order, a valid layout for the {K,C,KH,KW} weight gradient. Whether
  * this or oneDNN's own implementation runs is decided by timing both at compile (prim_conv.c
  * calls odn_lowered_bwdw_time); the decision is remembered per shape for the process. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,46 +25,12 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Where channel runs live in a 4-D activation layout: (n, group g, h, w) -> a run of `vec`
- * contiguous channels at n*sn + g*sg + h*sh + w*sw. 0 for layouts this kernel does not read. */
-typedef struct run_layout {
-    int64_t groups, vec, sn, sg, sh, sw;
-} run_layout;
-
-static int run_layout_of(const dnnl_memory_desc_t *md, run_layout *l)
-{
-    if (md->format_kind != dnnl_blocked || md->ndims != 4)
-        return 0;
-    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
-    l->sn = b->strides[0];
-    l->sh = b->strides[2];
-    l->sw = b->strides[3];
-    if (b->inner_nblks == 0) {
-        if (b->strides[1] == 1 && md->dims[1] > 1) {
-            l->groups = 1;
-            l->vec = md->padded_dims[1];
-        } else {
-            l->groups = md->padded_dims[1];
-            l->vec = 1;
-        }
-        l->sg = b->strides[1];
-        return 1;
-    }
-    if (b->inner_nblks == 1 && b->inner_idxs[0] == 1) {
-        l->vec = b->inner_blks[0];
-        l->groups = md->padded_dims[1] / l->vec;
-        l->sg = b->strides[1];
-        return 1;
-    }
-    return 0;
-}
-
 /* p[]: the shape (odn_conv_shape order); o[0] = x, o[1] = Xcol [P, KH*KW*C]. */
 static xpb_status im2col_kernel(odn_step *s)
 {
     const odn_conv_shape *c = (const odn_conv_shape *)(const void *)s->p;
-    run_layout l = {0};
-    run_layout_of(&s->o[0].md, &l);
+    odn_channel_runs l = {0};
+    odn_channel_runs_of(&s->o[0].md, &l);
     size_t es = dnnl_data_type_size(s->o[0].md.data_type);
     const char *x = s->o[0].ptr;
     char *col = s->o[1].ptr;
@@ -131,8 +96,8 @@ static void lowered_mds_init(lowered_mds *m, const odn_conv_shape *c, dnnl_data_
     int64_t xd[4] = {c->n, c->c, c->h, c->w}, yd[4] = {c->n, c->k, c->oh, c->ow};
     int64_t wd[4] = {c->k, c->c, c->kh, c->kw};
     int64_t p = c->n * c->oh * c->ow, width = c->kh * c->kw * c->c;
-    run_layout l;
-    if (x_stored && x_stored->data_type == dt && run_layout_of(x_stored, &l))
+    odn_channel_runs l;
+    if (x_stored && x_stored->data_type == dt && odn_channel_runs_of(x_stored, &l))
         m->x = *x_stored;
     else
         odn_md_tag(&m->x, 4, xd, dt, dnnl_abcd);
@@ -323,15 +288,6 @@ typedef struct lower_key {
     dnnl_memory_desc_t x, dy;
 } lower_key;
 
-typedef struct lower_entry {
-    lower_key key;
-    int wins;
-} lower_entry;
-
-static lower_entry *lower_cache;
-static size_t lower_count, lower_cap;
-static pthread_mutex_t lower_lock = PTHREAD_MUTEX_INITIALIZER;
-
 int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
                           const dnnl_memory_desc_t *x_md, const dnnl_memory_desc_t *dy_md, int bias,
                           const_dnnl_primitive_desc_t direct)
@@ -349,34 +305,18 @@ int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_dat
         key.x = *x_md;
     if (dy_md)
         key.dy = *dy_md;
-    pthread_mutex_lock(&lower_lock);
-    for (size_t i = 0; i < lower_count; i++)
-        if (memcmp(&lower_cache[i].key, &key, sizeof key) == 0) {
-            int wins = lower_cache[i].wins;
-            pthread_mutex_unlock(&lower_lock);
-            return wins;
-        }
-    pthread_mutex_unlock(&lower_lock);
+    int wins;
+    if (odn_memo_find(ODN_MEMO_LOWER, &key, sizeof key, &wins))
+        return wins;
     const int args[2] = {DNNL_ARG_DIFF_DST, DNNL_ARG_SRC};
     const dnnl_memory_desc_t *want[2] = {dy_md, x_md};
     double td = odn_time_pd(exe, direct, args, want, 2);
     double tl = lowered_time(exe, c, dt, x_md, dy_md, bias);
-    int wins = tl >= 0.0 && (td < 0.0 || tl < td);
+    wins = tl >= 0.0 && (td < 0.0 || tl < td);
     if (getenv("XPB_ONEDNN_DUMP"))
         fprintf(stderr,
                 "cpu_onednn: op %u backward weights: oneDNN %.3f ms, im2col+matmul %.3f ms\n",
                 exe->cur_op, td * 1e3, tl * 1e3);
-    pthread_mutex_lock(&lower_lock);
-    if (lower_count == lower_cap) {
-        size_t cap = lower_cap ? 2 * lower_cap : 32;
-        lower_entry *e = realloc(lower_cache, cap * sizeof *e);
-        if (e) {
-            lower_cache = e;
-            lower_cap = cap;
-        }
-    }
-    if (lower_count < lower_cap)
-        lower_cache[lower_count++] = (lower_entry){key, wins};
-    pthread_mutex_unlock(&lower_lock);
+    odn_memo_add(ODN_MEMO_LOWER, &key, sizeof key, wins);
     return wins;
 }

@@ -190,6 +190,15 @@ void odn_md_like(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *ref, int ndi
 /* `in` with another data type (same layout). */
 void odn_md_retype(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in, dnnl_data_type_t dt);
 
+/* Where channels live in a 4-D activation layout, for the own kernels that walk it in place:
+ * (image n, channel group g, h, w) -> a run of `vec` contiguous channels at
+ * n*sn + g*sg + h*sh + w*sw (NCHW: vec 1; NHWC: one group; nChw8c/16c: blocks). */
+typedef struct odn_channel_runs {
+    int64_t groups, vec, sn, sg, sh, sw;
+} odn_channel_runs;
+/* Fills *l for `md`; 0 when `md` is none of those layouts. */
+int odn_channel_runs_of(const dnnl_memory_desc_t *md, odn_channel_runs *l);
+
 /* The data type the precision policy wants for tensor `tid` when an op may choose
  * (precision.c). */
 dnnl_data_type_t odn_pref_dt(const xpb_executable *exe, uint32_t tid);
@@ -245,6 +254,12 @@ xpb_status odn_push_step(xpb_executable *exe, int list, odn_step *s);
 xpb_status odn_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
                          const_dnnl_post_ops_t post_ops, const_dnnl_primitive_desc_t hint,
                          const char *what);
+/* Decisions remembered for the rest of the process (tune.c), by kind and key bytes (zero any
+ * padding): odn_memo_find sets *value and returns 1 when `key` was added before. */
+enum { ODN_MEMO_TUNE = 1, ODN_MEMO_LOWER = 2 };
+int odn_memo_find(int kind, const void *key, size_t size, int *value);
+void odn_memo_add(int kind, const void *key, size_t size, int value);
+
 #define ODN_TUNE_FP32 1u /* odn_pd_tuned: tune under fp32 too, not only under bf16-mixed */
 /* Like odn_pd_create, but under bf16-mixed (and fp32 with ODN_TUNE_FP32) it times every
  * implementation oneDNN offers with these post-ops (plus the reorders from want[k], the layout

@@ -7,6 +7,29 @@
 
 #include "odn.h"
 
+int odn_channel_runs_of(const dnnl_memory_desc_t *md, odn_channel_runs *l)
+{
+    if (md->format_kind != dnnl_blocked || md->ndims != 4)
+        return 0;
+    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+    l->sn = b->strides[0];
+    l->sh = b->strides[2];
+    l->sw = b->strides[3];
+    l->sg = b->strides[1];
+    if (b->inner_nblks == 0) {
+        int nhwc = b->strides[1] == 1 && md->dims[1] > 1; /* channels innermost */
+        l->groups = nhwc ? 1 : md->padded_dims[1];
+        l->vec = nhwc ? md->padded_dims[1] : 1;
+        return 1;
+    }
+    if (b->inner_nblks == 1 && b->inner_idxs[0] == 1) {
+        l->vec = b->inner_blks[0];
+        l->groups = md->padded_dims[1] / l->vec;
+        return 1;
+    }
+    return 0;
+}
+
 void odn_md_tag(dnnl_memory_desc_t *md, int ndims, const int64_t *dims, dnnl_data_type_t dt,
                 dnnl_format_tag_t tag)
 {

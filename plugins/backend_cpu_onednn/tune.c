@@ -141,20 +141,53 @@ static int acceptable(const_dnnl_primitive_desc_t pd)
     return impl && strncmp(impl, "ref", 3) != 0;
 }
 
-/* Choices already made in this process, by operation descriptor (the same layer shape
- * appears many times in a model: CycleGAN applies each generator three times). */
-typedef struct tune_entry {
+/* Decisions already made in this process (the same layer shape appears many times in a
+ * model: CycleGAN applies each generator three times), by kind and key bytes. */
+typedef struct memo_entry {
+    int kind, value;
     size_t size;
-    unsigned char desc[sizeof(dnnl_convolution_desc_t) > sizeof(dnnl_deconvolution_desc_t)
-                           ? sizeof(dnnl_convolution_desc_t)
-                           : sizeof(dnnl_deconvolution_desc_t)];
-    uint64_t post_ops; /* post_ops_key() of the attributes the list was made with */
-    int choice;        /* position in oneDNN's implementation list */
-} tune_entry;
+    unsigned char *key; /* owned; kept for the process */
+} memo_entry;
 
-static tune_entry *tune_cache;
-static size_t tune_count, tune_cap;
-static pthread_mutex_t tune_lock = PTHREAD_MUTEX_INITIALIZER;
+static memo_entry *memo;
+static size_t memo_count, memo_cap;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int odn_memo_find(int kind, const void *key, size_t size, int *value)
+{
+    int found = 0;
+    pthread_mutex_lock(&memo_lock);
+    for (size_t i = 0; i < memo_count && !found; i++)
+        if (memo[i].kind == kind && memo[i].size == size && memcmp(memo[i].key, key, size) == 0) {
+            *value = memo[i].value;
+            found = 1;
+        }
+    pthread_mutex_unlock(&memo_lock);
+    return found;
+}
+
+void odn_memo_add(int kind, const void *key, size_t size, int value)
+{
+    unsigned char *copy = malloc(size ? size : 1);
+    if (!copy)
+        return; /* only a cache: the decision is made again next time */
+    memcpy(copy, key, size);
+    pthread_mutex_lock(&memo_lock);
+    if (memo_count == memo_cap) {
+        size_t cap = memo_cap ? 2 * memo_cap : 32;
+        memo_entry *e = realloc(memo, cap * sizeof *e);
+        if (e) {
+            memo = e;
+            memo_cap = cap;
+        }
+    }
+    if (memo_count < memo_cap) {
+        memo[memo_count++] = (memo_entry){kind, value, size, copy};
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&memo_lock);
+    free(copy);
+}
 
 /* Which post-ops (kinds and eltwise algorithms, up to 8) an implementation list was made
  * with: they change which implementations accept the operation, so positions differ. */
@@ -174,39 +207,13 @@ static uint64_t post_ops_key(const_dnnl_post_ops_t po)
     return key ^ (uint64_t)n << 60;
 }
 
-static int cache_find(const void *desc, size_t size, uint64_t po_key)
-{
-    int choice = -1;
-    pthread_mutex_lock(&tune_lock);
-    for (size_t i = 0; i < tune_count && choice < 0; i++)
-        if (tune_cache[i].size == size && tune_cache[i].post_ops == po_key &&
-            memcmp(tune_cache[i].desc, desc, size) == 0)
-            choice = tune_cache[i].choice;
-    pthread_mutex_unlock(&tune_lock);
-    return choice;
-}
-
-static void cache_add(const void *desc, size_t size, uint64_t po_key, int choice)
-{
-    pthread_mutex_lock(&tune_lock);
-    if (tune_count == tune_cap) {
-        size_t cap = tune_cap ? 2 * tune_cap : 32;
-        tune_entry *c = realloc(tune_cache, cap * sizeof *c);
-        if (c) {
-            tune_cache = c;
-            tune_cap = cap;
-        }
-    }
-    if (tune_count < tune_cap && size <= sizeof tune_cache[0].desc) {
-        tune_entry *e = &tune_cache[tune_count++];
-        memset(e, 0, sizeof *e);
-        e->size = size;
-        e->post_ops = po_key;
-        memcpy(e->desc, desc, size);
-        e->choice = choice;
-    }
-    pthread_mutex_unlock(&tune_lock);
-}
+/* The memo key of a tuned operation: post-ops key, then the operation descriptor. */
+typedef struct tune_key {
+    uint64_t post_ops;
+    unsigned char desc[sizeof(dnnl_convolution_desc_t) > sizeof(dnnl_deconvolution_desc_t)
+                           ? sizeof(dnnl_convolution_desc_t)
+                           : sizeof(dnnl_deconvolution_desc_t)];
+} tune_key;
 
 xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
                         size_t desc_size, const_dnnl_post_ops_t po, unsigned flags,
@@ -216,8 +223,14 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
     xpb_status st = odn_pd_create(out, exe, op_desc, po, hint, what);
     if (st != XPB_OK || !(exe->bf16 || (flags & ODN_TUNE_FP32)) || getenv("XPB_ONEDNN_NO_TUNE"))
         return st;
-    uint64_t po_key = post_ops_key(po);
-    int cached = cache_find(op_desc, desc_size, po_key);
+    tune_key key;
+    memset(&key, 0, sizeof key);
+    key.post_ops = post_ops_key(po);
+    int keyed = desc_size <= sizeof key.desc, cached = -1;
+    if (keyed)
+        memcpy(key.desc, op_desc, desc_size);
+    if (keyed && !odn_memo_find(ODN_MEMO_TUNE, &key, sizeof key, &cached))
+        cached = -1;
     if (cached == 0)
         return XPB_OK; /* oneDNN's first choice */
     dnnl_primitive_attr_t attr;
@@ -271,8 +284,8 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
     if (best) {
         dnnl_primitive_desc_destroy(*out);
         *out = best;
-        if (cached < 0)
-            cache_add(op_desc, desc_size, po_key, best_pos);
+        if (cached < 0 && keyed)
+            odn_memo_add(ODN_MEMO_TUNE, &key, sizeof key, best_pos);
     }
     return XPB_OK;
 }

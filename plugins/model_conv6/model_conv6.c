@@ -23,7 +23,7 @@ static xpb_status conv6_build(xpb_builder *b, const xpb_builder_api *api)
 {
     const int64_t n = api->batch_size(b), classes = 10;
     const int64_t widths[6] = {64, 64, 128, 128, 256, 256};
-    xpb_value x, labels, logits, loss;
+    xpb_value x, labels, logits;
     xpb_input_desc images = {"images", XPB_DTYPE_F32, 4, {n, 3, 32, 32}, -1.0, 1.0};
     xpb_input_desc targets = {"labels", XPB_DTYPE_I32, 1, {n, 1, 1, 1}, 0, (double)(classes - 1)};
     xpb_layer_opts opts = {.group = 0, .bias = 1};
@@ -51,10 +51,7 @@ static xpb_status conv6_build(xpb_builder *b, const xpb_builder_api *api)
     TRY(xpb_layer_linear(&x, b, api, "fc2", x, 256, 256, &opts));
     TRY(xpb_layer_unary(&x, b, api, "relu_fc2", XPB_OP_RELU, x, NULL));
     TRY(xpb_layer_linear(&logits, b, api, "fc3", x, 256, classes, &opts));
-    TRY(api->output(b, "logits", logits));
-    xpb_value xent_in[2] = {logits, labels};
-    TRY(api->op(&loss, b, "loss", XPB_OP_SOFTMAX_XENT, xent_in, 2, NULL));
-    TRY(api->loss(b, 0, loss, 1.0));
+    TRY(xpb_layer_xent_head(b, api, logits, labels));
     return XPB_OK;
 }
 

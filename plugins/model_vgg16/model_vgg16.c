@@ -87,7 +87,7 @@ static xpb_status vgg16_build(xpb_builder *b, const xpb_builder_api *api)
                       "variant has a single fc layer)");
     const int64_t n = api->batch_size(b), classes = imagenet ? 1000 : 10;
     int64_t size = imagenet ? 224 : 32;
-    xpb_value x, labels, logits, loss;
+    xpb_value x, labels, logits;
     xpb_input_desc images = {"images", XPB_DTYPE_F32, 4, {n, 3, size, size}, -1.0, 1.0};
     xpb_input_desc targets = {"labels", XPB_DTYPE_I32, 1, {n, 1, 1, 1}, 0, (double)(classes - 1)};
     const xpb_layer_opts fc = {.bias = 1,
@@ -121,10 +121,7 @@ static xpb_status vgg16_build(xpb_builder *b, const xpb_builder_api *api)
             TRY(xpb_layer_unary(&x, b, api, "classifier.5", XPB_OP_DROPOUT, x, &drop));
         TRY(xpb_layer_linear(&logits, b, api, "classifier.6", x, 4096, classes, &fc));
     }
-    TRY(api->output(b, "logits", logits));
-    xpb_value xent_in[2] = {logits, labels};
-    TRY(api->op(&loss, b, "loss", XPB_OP_SOFTMAX_XENT, xent_in, 2, NULL));
-    TRY(api->loss(b, 0, loss, 1.0));
+    TRY(xpb_layer_xent_head(b, api, logits, labels));
     return XPB_OK;
 }
 
