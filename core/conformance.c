@@ -1359,8 +1359,13 @@ static void run_model_case(ct_result r[2], const ct_side *test, const ct_side *r
     }
     for (int i = 0; i < 2; i++) {
         r[i].status = fwd.oom || grad.oom ? 3 : r[i].max_rel <= r[i].tol ? 0 : 1;
-        if (r[i].status)
-            snprintf(r[i].msg, sizeof r[i].msg, "worst tensor '%s'", r[i].worst);
+        if (r[i].status) {
+            /* a copy, so that the compiler sees no overlap between source and destination */
+            char worst[sizeof r[i].worst];
+            memcpy(worst, r[i].worst, sizeof worst);
+            worst[sizeof worst - 1] = '\0';
+            snprintf(r[i].msg, sizeof r[i].msg, "worst tensor '%s'", worst);
+        }
     }
 done:
     if (status)

@@ -235,6 +235,20 @@ static double run_throughput(const json_t *run)
     return json_is_number(median) ? json_number_value(median) : 0;
 }
 
+/* 0 when the run's device says its backend does not fuse (device.capabilities without
+ * "fusion"), 1 otherwise. */
+static int backend_may_fuse(const json_t *run)
+{
+    const json_t *caps = json_object_get(json_object_get(run, "device"), "capabilities");
+    if (!json_is_array(caps))
+        return 1;
+    for (size_t i = 0; i < json_array_size(caps); i++)
+        if (json_is_string(json_array_get(caps, i)) &&
+            strcmp(json_string_value(json_array_get(caps, i)), "fusion") == 0)
+            return 1;
+    return 0;
+}
+
 /* The kind of comparison with `base` as baseline and `cand` as candidate, or NULL. */
 static const char *comparison_kind(const json_t *base, const json_t *cand)
 {
@@ -257,7 +271,9 @@ static const char *comparison_kind(const json_t *base, const json_t *cand)
     case 0:
         return json_is_string(bv) && strcmp(json_string_value(bv), "cpu_ref") == 0 ? "backend"
                                                                                    : NULL;
-    case 1:
+    case 1: /* only between runs of a backend that fuses (or documents that do not say) */
+        if (!backend_may_fuse(base) || !backend_may_fuse(cand))
+            return NULL;
         return json_is_false(bv) && json_is_true(json_object_get(cc, "fusion")) ? "fusion" : NULL;
     default:
         return json_is_string(bv) && strcmp(json_string_value(bv), "fp32") == 0 ? "precision"

@@ -172,6 +172,7 @@ static const struct field device_fields[] = {
     STR("libraries", F_REQ),
     INT("threads", F_REQ, R_GE0),
     {"peak_flops", K_NUMMAP, F_REQ, R_GE0, precisions, NULL},
+    ARR("capabilities", 0, string_element),
     END,
 };
 

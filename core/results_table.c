@@ -18,6 +18,7 @@ enum column {
     C_FUSED,
     C_THREADS,
     C_THROUGHPUT,
+    C_SPEEDUP,
     C_P50,
     C_P95,
     C_P99,
@@ -29,29 +30,15 @@ enum column {
 };
 
 static const char *const headers[N_COLUMNS] = {
-    "id",
-    "status",
-    "model/variant",
-    "mode",
-    "batch",
-    "precision",
-    "backend",
-    "fused",
-    "threads",
-    "samples/s (min-max)",
-    "p50 ms",
-    "p95 ms",
-    "p99 ms",
-    "cv %",
-    "GFLOP/s",
-    "loss first->last",
-    "RSS MiB",
+    "id",    "status",  "model/variant",       "mode",    "batch",  "precision", "backend",
+    "fused", "threads", "samples/s (min-max)", "speedup", "p50 ms", "p95 ms",    "p99 ms",
+    "cv %",  "GFLOP/s", "loss first->last",    "RSS MiB",
 };
 
 /* Columns of numbers are right-aligned. */
 static const int right_aligned[N_COLUMNS] = {
-    [C_BATCH] = 1, [C_THREADS] = 1, [C_THROUGHPUT] = 1, [C_P50] = 1, [C_P95] = 1,
-    [C_P99] = 1,   [C_CV] = 1,      [C_GFLOPS] = 1,     [C_RSS] = 1,
+    [C_BATCH] = 1, [C_THREADS] = 1, [C_THROUGHPUT] = 1, [C_SPEEDUP] = 1, [C_P50] = 1,
+    [C_P95] = 1,   [C_P99] = 1,     [C_CV] = 1,         [C_GFLOPS] = 1,  [C_RSS] = 1,
 };
 
 /* obj.a.b... with a NULL-terminated key list; NULL when any step is missing. */
@@ -96,8 +83,48 @@ static void number_cell(char *buf, size_t size, const json_t *v, double scale)
         snprintf(buf, size, "-");
 }
 
-/* The text of column `col` for `run` (or the header when run is NULL). */
-static void format_cell(char *buf, size_t size, const json_t *run, int col)
+/* 1 when the run's device lists capability `name`, 0 when it lists others but not this one,
+ * -1 when the document does not say (older documents, runs that never opened a device). */
+static int device_has(const json_t *run, const char *name)
+{
+    const json_t *caps = at(run, "device", "capabilities", NULL);
+    if (!json_is_array(caps))
+        return -1;
+    for (size_t i = 0; i < json_array_size(caps); i++) {
+        const json_t *c = json_array_get(caps, i);
+        if (json_is_string(c) && strcmp(json_string_value(c), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The run's backend speedup: "9.88x" when it is the candidate of a backend comparison,
+ * "base" when it is only a baseline, "-" otherwise. */
+static void speedup_cell(char *buf, size_t size, const json_t *run, const json_t *comparisons)
+{
+    const char *id = str_or_dash(json_object_get(run, "id"));
+    int baseline = 0;
+    snprintf(buf, size, "-");
+    for (size_t i = 0; i < json_array_size(comparisons); i++) {
+        const json_t *c = json_array_get(comparisons, i);
+        const char *kind = str_or_dash(json_object_get(c, "kind"));
+        const json_t *sp = json_object_get(c, "speedup");
+        if (strcmp(kind, "backend") != 0)
+            continue;
+        if (strcmp(str_or_dash(json_object_get(c, "candidate")), id) == 0 && json_is_number(sp)) {
+            snprintf(buf, size, "%.2fx", json_number_value(sp));
+            return;
+        }
+        baseline |= strcmp(str_or_dash(json_object_get(c, "baseline")), id) == 0;
+    }
+    if (baseline)
+        snprintf(buf, size, "base");
+}
+
+/* The text of column `col` for `run` (or the header when run is NULL); `comparisons` is the
+ * document's list. */
+static void format_cell(char *buf, size_t size, const json_t *run, int col,
+                        const json_t *comparisons)
 {
     if (!run) {
         snprintf(buf, size, "%s", headers[col]);
@@ -143,7 +170,13 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col)
         break;
     case C_FUSED:
         v = json_object_get(config, "fusion");
-        snprintf(buf, size, "%s", json_is_true(v) ? "yes" : json_is_false(v) ? "no" : "-");
+        if (device_has(run, "fusion") == 0) /* the backend does not fuse: nothing to say */
+            snprintf(buf, size, "n/a");
+        else
+            snprintf(buf, size, "%s", json_is_true(v) ? "yes" : json_is_false(v) ? "no" : "-");
+        break;
+    case C_SPEEDUP:
+        speedup_cell(buf, size, run, comparisons);
         break;
     case C_THROUGHPUT:
         v = json_object_get(metrics, "throughput");
@@ -192,11 +225,11 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col)
 }
 
 /* One table line: cells padded to `width`, two spaces apart, no trailing blanks. */
-static void print_row(FILE *f, const json_t *run, const size_t *width)
+static void print_row(FILE *f, const json_t *run, const size_t *width, const json_t *comparisons)
 {
     char cell[CELL];
     for (int col = 0; col < N_COLUMNS; col++) {
-        format_cell(cell, sizeof cell, run, col);
+        format_cell(cell, sizeof cell, run, col, comparisons);
         int w = (int)width[col];
         if (col == N_COLUMNS - 1 && !right_aligned[col])
             fprintf(f, "%s", cell);
@@ -208,7 +241,7 @@ static void print_row(FILE *f, const json_t *run, const size_t *width)
     }
 }
 
-static void print_runs(FILE *f, const json_t *runs)
+static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
 {
     size_t width[N_COLUMNS] = {0};
     char cell[CELL];
@@ -216,15 +249,15 @@ static void print_runs(FILE *f, const json_t *runs)
     for (size_t r = 0; r <= n; r++) {
         const json_t *run = r == 0 ? NULL : json_array_get(runs, r - 1);
         for (int col = 0; col < N_COLUMNS; col++) {
-            format_cell(cell, sizeof cell, run, col);
+            format_cell(cell, sizeof cell, run, col, comparisons);
             size_t len = strlen(cell);
             if (len > width[col])
                 width[col] = len;
         }
     }
-    print_row(f, NULL, width);
+    print_row(f, NULL, width, comparisons);
     for (size_t r = 0; r < n; r++)
-        print_row(f, json_array_get(runs, r), width);
+        print_row(f, json_array_get(runs, r), width, comparisons);
 
     /* Whether batches were copied inside the timed steps changes what the numbers mean. */
     int resident = 0, streamed = 0;
@@ -233,6 +266,8 @@ static void print_runs(FILE *f, const json_t *runs)
         resident += json_is_string(t) && strcmp(json_string_value(t), "resident") == 0;
         streamed += json_is_string(t) && strcmp(json_string_value(t), "streamed") == 0;
     }
+    fprintf(f, "speedup = throughput / the same run's throughput on the baseline backend "
+               "(\"base\"); fused n/a = the backend does not fuse\n");
     fprintf(f, "step times in ms; cv = coefficient of variation of step times; threads auto = "
                "backend default; ");
     if (streamed && resident)
@@ -297,7 +332,7 @@ xpb_status xpb_results_print_table(FILE *f, const json_t *doc)
     if (json_array_size(runs) == 0)
         fprintf(f, "no runs\n");
     else
-        print_runs(f, runs);
+        print_runs(f, runs, json_object_get(doc, "comparisons"));
     print_comparisons(f, json_object_get(doc, "comparisons"));
     print_unfinished(f, runs);
     if (json_is_true(json_object_get(doc, "interrupted")))

@@ -66,7 +66,23 @@ static json_t *optimizer_json(const xpb_optimizer_desc *o)
     return j;
 }
 
-static json_t *device_json(const xpb_device_info *d)
+/* What the backend honours, as the host can use it (xpb_plugin_caps), by name. */
+static json_t *capabilities_json(uint64_t caps)
+{
+    static const struct {
+        uint64_t bit;
+        const char *name;
+    } names[] = {{XPB_CAP_FUSION, "fusion"},       {XPB_CAP_THREADS, "threads"},
+                 {XPB_CAP_PROFILING, "profiling"}, {XPB_CAP_MEMORY_STATS, "memory_stats"},
+                 {XPB_CAP_ENERGY, "energy"},       {XPB_CAP_ASYNC, "async"}};
+    json_t *list = json_array();
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (caps & names[i].bit)
+            json_array_append_new(list, json_string(names[i].name));
+    return list;
+}
+
+static json_t *device_json(const xpb_device_info *d, uint64_t caps)
 {
     static const char *const prec[XPB_PRECISION_COUNT] = {NULL, "fp32", "tf32", "bf16-mixed",
                                                           "fp16-mixed"};
@@ -79,6 +95,7 @@ static json_t *device_json(const xpb_device_info *d)
         if (d->peak_flops[p] > 0)
             json_object_set_new(peak, prec[p], json_real(d->peak_flops[p]));
     json_object_set_new(j, "peak_flops", peak);
+    json_object_set_new(j, "capabilities", capabilities_json(caps));
     return j;
 }
 
@@ -327,8 +344,7 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
     }
     if (!backend) {
         snprintf(err.msg, sizeof err.msg,
-                 "backend '%s' is not loaded on this machine (see `xpubench list`)",
-                 cfg->backend);
+                 "backend '%s' is not loaded on this machine (see `xpubench list`)", cfg->backend);
         set_status(run, "unsupported", err.msg);
         goto finish;
     }
@@ -378,7 +394,9 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
                    err.msg);
         goto finish;
     }
-    json_object_set_new(run, "device", device_json(&s.info));
+    json_object_set_new(run, "device",
+                        device_json(&s.info, xpb_plugin_caps(xpb_registry_find(
+                                                 registry, XPB_PLUGIN_BACKEND, cfg->backend))));
     for (uint32_t w = 0; w < cfg->warmup; w++) {
         if (opts->stop && *opts->stop) {
             set_status(run, "interrupted", "interrupted during warm-up");

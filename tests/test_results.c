@@ -719,6 +719,22 @@ static char *table_of(const json_t *doc)
     return copy;
 }
 
+/* Whether the table line of run `id` contains `text`. */
+static int row_has(const char *table, const char *id, const char *text)
+{
+    char key[128], line[1024];
+    snprintf(key, sizeof key, "\n%s ", id);
+    const char *row = strstr(table, key);
+    if (!row)
+        return 0;
+    size_t n = strcspn(row + 1, "\n");
+    if (n >= sizeof line)
+        n = sizeof line - 1;
+    memcpy(line, row + 1, n);
+    line[n] = '\0';
+    return strstr(line, text) != NULL;
+}
+
 static void test_table(void **state)
 {
     (void)state;
@@ -727,23 +743,9 @@ static void test_table(void **state)
 
     /* The header names every column, in order. */
     static const char *const columns[] = {
-        "id",
-        "status",
-        "model/variant",
-        "mode",
-        "batch",
-        "precision",
-        "backend",
-        "fused",
-        "threads",
-        "samples/s (min-max)",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "cv %",
-        "GFLOP/s",
-        "loss first->last",
-        "RSS MiB",
+        "id",    "status",  "model/variant",       "mode",    "batch",  "precision", "backend",
+        "fused", "threads", "samples/s (min-max)", "speedup", "p50 ms", "p95 ms",    "p99 ms",
+        "cv %",  "GFLOP/s", "loss first->last",    "RSS MiB",
     };
     const char *p = out;
     for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++) {
@@ -761,10 +763,9 @@ static void test_table(void **state)
     memcpy(line, row + 1, n);
     line[n] = '\0';
     static const char *const cells[] = {
-        "conv6-ref",    "ok",      "conv6/cifar", "train", "64",
-        "fp32",         "cpu_ref", "no",          "2",     "1234 (1200-1251)",
-        "51.80",        "53.10",   "55.00",       "1.200", "123.4",
-        "2.303->2.291", "812.5",
+        "conv6-ref", "ok",    "conv6/cifar",      "train", "64",    "fp32",  "cpu_ref",
+        "no",        "2",     "1234 (1200-1251)", "base",  "51.80", "53.10", "55.00",
+        "1.200",     "123.4", "2.303->2.291",     "812.5",
     };
     p = line;
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
@@ -777,6 +778,8 @@ static void test_table(void **state)
     assert_int_equal(strstr(out, "status") - out, strstr(line, "ok") - line);
 
     assert_non_null(strstr(out, "input batches: mixed"));
+    /* the candidate of the backend comparison shows its speedup in its row */
+    assert_true(row_has(out, "conv6-onednn", " 12.35x "));
     assert_non_null(strstr(out, "comparisons (speedup = candidate throughput / baseline"));
     assert_non_null(strstr(out, "  backend  conv6-onednn  conv6-ref  12.35x\n"));
     assert_non_null(strstr(out, "runs that did not finish:\n"
@@ -793,6 +796,13 @@ static void test_table(void **state)
     assert_non_null(strstr(line, " -  "));
     assert_non_null(strstr(out, "resnet18 "));
     assert_null(strstr(out, "resnet18/"));
+    free(out);
+
+    /* A backend that says it does not fuse shows "n/a" under fused, whatever was asked. */
+    set_path(doc, "runs[0].device.capabilities", parse("['threads']"));
+    out = table_of(doc);
+    assert_true(row_has(out, "conv6-ref", " n/a "));
+    assert_false(row_has(out, "conv6-ref", " no "));
     free(out);
 
     /* A document that is not valid still prints; an empty one says so. */
@@ -893,6 +903,18 @@ static void test_comparisons(void **state)
             assert_true(fabs(s - want[i].speedup) <= 1e-12 * want[i].speedup);
         }
     }
+
+    /* A backend whose device says it does not fuse gets no fusion comparison. */
+    json_t *nofuse = json_pack("{s:[]}", "runs");
+    json_t *nruns = json_object_get(nofuse, "runs");
+    json_array_append_new(nruns, make_run("n0", "cpu_ref", 0, "fp32", 64, 2, "ok", 100));
+    json_array_append_new(nruns, make_run("n1", "cpu_ref", 1, "fp32", 64, 2, "ok", 101));
+    for (size_t i = 0; i < 2; i++)
+        json_object_set_new(json_array_get(nruns, i), "device",
+                            json_pack("{s:[s]}", "capabilities", "threads"));
+    assert_int_equal(xpb_results_add_comparisons(nofuse), XPB_OK);
+    assert_int_equal(json_array_size(json_object_get(nofuse, "comparisons")), 0);
+    json_decref(nofuse);
 
     /* No runs: invalid argument; no pairs: an empty list. */
     json_t *none = json_object();

@@ -891,7 +891,10 @@ static void test_quickstart(void **state)
         fail_msg("%s", err.msg);
     assert_string_equal(s->name, "quickstart");
     assert_string_equal(s->output, "results/quickstart.json");
-    assert_int_equal(s->n_runs, 1);
+    /* every backend the project ships, the reference first (the baseline of the speedups) */
+    assert_int_equal(s->n_runs, 3);
+    assert_string_equal(s->runs[1].backend, "cpu_onednn");
+    assert_string_equal(s->runs[2].backend, "cuda");
     const xpb_run_config *r = &s->runs[0];
     assert_string_equal(r->model, "conv6");
     assert_string_equal(r->variant, "cifar");
