@@ -9,7 +9,6 @@
 #include "lb_auth.h"
 #include "lb_escape.h"
 #include "results.h"
-#include "upload.h"
 
 #define LIST_DEFAULT 50
 #define LIST_MAX 500
@@ -147,7 +146,7 @@ void lb_api_post_results(struct lb_app *app, const struct lb_request *req, struc
     }
     char *canonical = NULL, hash[65];
     size_t canonical_len;
-    st = xpb_upload_canonical(&canonical, &canonical_len, hash, doc, &err);
+    st = xpb_results_canonical(&canonical, &canonical_len, hash, doc, &err);
     if (st != XPB_OK) {
         lb_respond_error(res, 500, "%s", err.msg);
         goto done_doc;

@@ -17,9 +17,6 @@ struct lb_app {
     size_t max_body;              /* largest accepted request body, bytes */
 };
 
-/* Dispatches `req` to its handler and fills `res` (lb_router.c). */
-void lb_route(struct lb_app *app, const struct lb_request *req, struct lb_response *res);
-
 /* The base URL of the service as the client sees it, without a trailing slash, into out
  * (cap bytes): app->public_url, else "<scheme>://<Host header>" when the Host header is a
  * plain host[:port], else "" (links are then relative). */

@@ -1,10 +1,10 @@
-/* Request dispatch: method and path to handler (see lb_app.h). */
+/* Request dispatch: method and path to handler (see lb_router.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lb_api.h"
-#include "lb_app.h"
+#include "lb_router.h"
 #include "lb_assets.h"
 #include "lb_pages.h"
 
@@ -78,33 +78,4 @@ void lb_route(struct lb_app *app, const struct lb_request *req, struct lb_respon
         lb_buf_puts(&res->body, "ok\n");
     } else if (!lb_asset(res, path))
         lb_page_error(res, 404, "There is no page at this address.");
-}
-
-/* A Host header we are willing to echo into links: host name or address, optional port. */
-static int host_ok(const char *h)
-{
-    size_t n = strlen(h);
-    if (n == 0 || n > 255)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = h[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '-' || c == ':' || c == '[' || c == ']'))
-            return 0;
-    }
-    return 1;
-}
-
-void lb_base_url(char *out, size_t cap, const struct lb_app *app, const struct lb_request *req)
-{
-    if (app->public_url && *app->public_url) {
-        size_t n = strlen(app->public_url);
-        while (n > 0 && app->public_url[n - 1] == '/')
-            n--;
-        snprintf(out, cap, "%.*s", (int)n, app->public_url);
-    } else if (req->host && host_ok(req->host)) {
-        snprintf(out, cap, "%s://%s", req->https ? "https" : "http", req->host);
-    } else {
-        out[0] = '\0';
-    }
 }

@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 
 #include "lb_ratelimit.h"
+#include "lb_router.h"
 
 /* Sent with every answer. The pages load their script and stylesheet from this server only
  * and embed no inline script or style; SVG charts are inline markup. */

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "sha256.h"
 #include "spool.h"
+#include "results.h"
 #include "upload.h"
 
 #ifdef XPB_TEST_HAVE_SERVER
@@ -45,8 +46,8 @@ static void test_canonical(void **state)
     char *ta, *tb, ka[65], kb[65];
     size_t la, lb;
     xpb_err err;
-    assert_int_equal(xpb_upload_canonical(&ta, &la, ka, a, &err), XPB_OK);
-    assert_int_equal(xpb_upload_canonical(&tb, &lb, kb, b, &err), XPB_OK);
+    assert_int_equal(xpb_results_canonical(&ta, &la, ka, a, &err), XPB_OK);
+    assert_int_equal(xpb_results_canonical(&tb, &lb, kb, b, &err), XPB_OK);
     assert_string_equal(ta, tb);
     assert_string_equal(ka, kb);
     /* compact, sorted keys, UTF-8 as is, reals with 17 significant digits */
@@ -59,7 +60,7 @@ static void test_canonical(void **state)
     json_t *c = json_loads(ta, 0, &jerr);
     char *tc, kc[65];
     size_t lc;
-    assert_int_equal(xpb_upload_canonical(&tc, &lc, kc, c, &err), XPB_OK);
+    assert_int_equal(xpb_results_canonical(&tc, &lc, kc, c, &err), XPB_OK);
     assert_string_equal(ka, kc);
     free(ta);
     free(tb);

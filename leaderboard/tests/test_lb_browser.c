@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "lbt_support.h"
+#include "results.h"
 #include "upload.h"
 
 #define N_SUBMISSIONS 5
@@ -116,7 +117,7 @@ static int group_setup(void **state)
         char *text, key[65];
         size_t len;
         xpb_err err;
-        assert_int_equal(xpb_upload_canonical(&text, &len, key, doc, &err), XPB_OK);
+        assert_int_equal(xpb_results_canonical(&text, &len, key, doc, &err), XPB_OK);
         struct xpb_upload_reply reply;
         assert_int_equal(xpb_upload_post(&reply, &opts, text, len, key, &err), XPB_OK);
         assert_int_equal(reply.outcome, XPB_UPLOAD_CREATED);

@@ -23,6 +23,7 @@
 
 #include "lbt_support.h"
 #include "spool.h"
+#include "results.h"
 #include "upload.h"
 
 #define N_DOCS 200
@@ -361,7 +362,7 @@ static void test_parallel_clients(void **state)
         json_t *doc = lbt_small_doc(10000 + (unsigned)i);
         char *text, key[65];
         size_t len;
-        assert_int_equal(xpb_upload_canonical(&text, &len, key, doc, &err), XPB_OK);
+        assert_int_equal(xpb_results_canonical(&text, &len, key, doc, &err), XPB_OK);
         json_decref(doc);
         for (int c = 0; c < N_CLIENTS; c++) {
             clients[c].bodies[i] = c == 0 ? text : clients[0].bodies[i];
@@ -457,7 +458,7 @@ static void test_server_killed_mid_run(void **state)
     char *text, key[65], dir[512];
     size_t len;
     xpb_err err;
-    assert_int_equal(xpb_upload_canonical(&text, &len, key, first, &err), XPB_OK);
+    assert_int_equal(xpb_results_canonical(&text, &len, key, first, &err), XPB_OK);
     snprintf(dir, sizeof dir, "%s/xpubench/spool", g.xdg);
     assert_int_equal(xpb_spool_put(NULL, 0, dir, key, g.server.url, g.ca, text, len, &err), XPB_OK);
     free(text);

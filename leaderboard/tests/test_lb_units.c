@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "lb_api.h"
-#include "lb_app.h"
+#include "lb_router.h"
 #include "lb_auth.h"
 #include "lb_escape.h"
 #include "lb_format.h"
@@ -21,6 +21,7 @@
 #include "lb_store.h"
 #include "lb_svg.h"
 #include "lbt_support.h"
+#include "results.h"
 #include "upload.h"
 
 /* ---- helpers ---- */
@@ -377,7 +378,7 @@ static void test_store(void **state)
     json_t *doc = lbt_small_doc(1);
     char *canon, key[65];
     size_t len;
-    assert_int_equal(xpb_upload_canonical(&canon, &len, key, doc, &err), XPB_OK);
+    assert_int_equal(xpb_results_canonical(&canon, &len, key, doc, &err), XPB_OK);
     struct lb_submit_result r;
     assert_int_equal(lb_store_submit(&r, db, doc, canon, key, key, 1, &err), XPB_OK);
     assert_int_equal(r.id, 1);
@@ -388,7 +389,7 @@ static void test_store(void **state)
     /* the same idempotency key for other results */
     json_t *doc2 = lbt_small_doc(2);
     char *canon2, key2[65];
-    assert_int_equal(xpb_upload_canonical(&canon2, &len, key2, doc2, &err), XPB_OK);
+    assert_int_equal(xpb_results_canonical(&canon2, &len, key2, doc2, &err), XPB_OK);
     assert_int_equal(lb_store_submit(&r, db, doc2, canon2, key2, key, 1, &err), XPB_REJECTED);
     assert_int_equal(lb_store_submit(&r, db, doc2, canon2, key2, key2, 1, &err), XPB_OK);
     assert_int_equal(r.id, 2);

@@ -76,4 +76,11 @@ xpb_status xpb_results_print_profiles(FILE *f, const json_t *doc, unsigned top, 
  * XPB_OUT_OF_MEMORY, otherwise XPB_OK. */
 xpb_status xpb_results_add_comparisons(json_t *doc);
 
+/* The canonical text of a results document (compact, keys sorted, reals with 17 significant
+ * digits) and its SHA-256 hex: the upload's idempotency key, and what the leaderboard stores
+ * and hashes to deduplicate. *text_out is malloc'ed and owned by the caller (NUL-terminated,
+ * *len_out bytes). Returns XPB_OUT_OF_MEMORY or XPB_OK. */
+xpb_status xpb_results_canonical(char **text_out, size_t *len_out, char key_out[65],
+                                 const json_t *doc, xpb_err *err);
+
 #endif

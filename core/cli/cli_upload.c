@@ -231,7 +231,7 @@ static int upload_files(struct upload_cli *c)
         }
         char *body = NULL, key[65], path[4096];
         size_t len = 0;
-        xpb_status st = xpb_upload_canonical(&body, &len, key, doc, &err);
+        xpb_status st = xpb_results_canonical(&body, &len, key, doc, &err);
         json_decref(doc);
         if (st != XPB_OK) {
             fprintf(stderr, "xpubench upload: %s: %s\n", file, err.msg);

@@ -12,7 +12,6 @@
 
 #include <curl/curl.h>
 
-#include "sha256.h"
 
 /* Bytes of a server answer kept; the rest is dropped (answers are small JSON objects). */
 #define REPLY_MAX_BYTES (64 * 1024)
@@ -25,21 +24,6 @@ void xpb_upload_opts_init(struct xpb_upload_opts *opts)
     opts->attempts = 5;
     opts->backoff_ms = 500;
     opts->backoff_max_ms = 30000;
-}
-
-xpb_status xpb_upload_canonical(char **text_out, size_t *len_out, char key_out[65],
-                                const json_t *doc, xpb_err *err)
-{
-    *text_out = NULL;
-    *len_out = 0;
-    char *text =
-        json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) | JSON_ENCODE_ANY);
-    if (!text)
-        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "cannot serialise the results document");
-    *len_out = strlen(text);
-    *text_out = text;
-    xpb_sha256_hex(key_out, text, *len_out);
-    return XPB_OK;
 }
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;

@@ -7,7 +7,7 @@
  * token is never sent anywhere else), and the bearer token is never logged or stored.
  *
  * Each request carries an Idempotency-Key: the SHA-256 of the canonical results text (see
- * xpb_upload_canonical), so a retried or repeated upload of the same results is stored once by
+ * xpb_results_canonical), so a retried or repeated upload of the same results is stored once by
  * the server. Network errors, timeouts, 5xx answers and 429 are retried with exponential
  * backoff (a Retry-After header is honoured up to the backoff cap). */
 #ifndef XPB_CORE_UPLOAD_H
@@ -55,13 +55,6 @@ struct xpb_upload_reply {
     char message[1024]; /* what the server said was wrong, or the network error */
     int attempts;       /* attempts made */
 };
-
-/* The canonical text of a results document (compact, keys sorted, reals with 17 significant
- * digits) and its SHA-256 hex, which is the upload's idempotency key. *text_out is malloc'ed
- * and owned by the caller (NUL-terminated, *len_out bytes). The server hashes its parsed copy
- * the same way to deduplicate. */
-xpb_status xpb_upload_canonical(char **text_out, size_t *len_out, char key_out[65],
-                                const json_t *doc, xpb_err *err);
 
 /* POSTs `body` (len bytes of canonical results text, idempotency key `key`) to
  * <server>/api/v1/results and fills *reply. Returns XPB_OK for CREATED and DUPLICATE,
