@@ -179,8 +179,17 @@ static void tiny_init(tiny *p)
     r->outputs[0] = 4;
     r->layer = "relu";
     p->phase = (xpb_phase){"infer", 0, 2};
-    p->prog = (xpb_program){sizeof p->prog,          XPB_OPSET_VERSION, 0,    5,      2,        1,
-                            sizeof(xpb_tensor_desc), sizeof(xpb_op),    p->t, p->ops, &p->phase};
+    p->prog = (xpb_program){.struct_size = sizeof p->prog,
+                            .opset = 1,
+                            .n_tensors = 5,
+                            .n_ops = 2,
+                            .n_phases = 1,
+                            .tensor_stride = sizeof(xpb_tensor_desc),
+                            .op_stride = sizeof(xpb_op),
+                            .tensors = p->t,
+                            .ops = p->ops,
+                            .phases = &p->phase,
+                            .phase_stride = sizeof(xpb_phase)};
 }
 
 static void test_device_info_and_options(void **state)
@@ -203,7 +212,11 @@ static void test_device_info_and_options(void **state)
     tiny_init(&p);
     xpb_executable *exe = NULL;
     /* refused policies name themselves */
-    xpb_compile_options o = {sizeof o, XPB_PRECISION_FP16_MIXED, 1, 2, 1, 0};
+    xpb_compile_options o = {.struct_size = sizeof o,
+                             .precision = XPB_PRECISION_FP16_MIXED,
+                             .fusion = 1,
+                             .threads = 2,
+                             .profiling = 1};
     assert_int_equal(api->compile(&exe, be, &p.prog, &o), XPB_UNSUPPORTED);
     assert_non_null(strstr(api->last_error(be), "fp16"));
     o.precision = XPB_PRECISION_TF32;

@@ -6,15 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xpubench/backend.h> /* xpb_precision, xpb_transfer */
+
 typedef enum xpb_mode {
     XPB_MODE_TRAIN = 1,
     XPB_MODE_INFERENCE = 2,
 } xpb_mode;
-
-typedef enum xpb_transfer {
-    XPB_TRANSFER_RESIDENT = 1, /* the batch stays on the device; not copied in the timed step */
-    XPB_TRANSFER_STREAMED = 2, /* every timed step copies its batch from the host */
-} xpb_transfer;
 
 /* A model parameter set by the scenario, as written (validated against the model's
  * declaration when the model is built). */
@@ -45,6 +42,7 @@ typedef struct xpb_run_config {
     double lr, momentum, weight_decay; /* NaN: the model's default optimizer setting */
     uint32_t verify;                   /* 1: check the first step against cpu_ref before timing */
     uint32_t profile;                  /* 1: ask the backend for per-op times */
+    uint32_t allow_emulated;           /* 1: run a precision the device only emulates */
     xpb_kv *params;                    /* model parameters (besides variant) */
     size_t n_params;
     char *file; /* scenario file and the line of the run, for messages */

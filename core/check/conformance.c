@@ -1067,8 +1067,8 @@ static void run_case(ct_result *r, const ct_side *test, const ct_side *ref, cons
         snprintf(r->msg, sizeof r->msg, "out of memory");
         return;
     }
-    xpb_compile_options ot = {sizeof ot, opt->precision, opt->fusion, opt->threads, 0, 0};
-    xpb_compile_options orf = {sizeof orf, XPB_PRECISION_FP32, 0, 0, 0, 0};
+    xpb_compile_options ot = {sizeof ot, opt->precision, opt->fusion, opt->threads, 0, 0, 0};
+    xpb_compile_options orf = {sizeof orf, XPB_PRECISION_FP32, 0, 0, 0, 0, 0};
     xpb_status st = exec_case(&a, test, c, &ot, in, r->msg, sizeof r->msg);
     if (st == XPB_UNSUPPORTED) {
         r->status = 2;
@@ -1298,9 +1298,14 @@ static void run_model_case(ct_result r[2], const ct_side *test, const ct_side *r
         snprintf(msg, sizeof msg, "model: %s", err.msg);
         goto done;
     }
-    xpb_compile_options ot = {sizeof ot, opt->precision,    opt->fusion, opt->threads,
-                              0,         (uint32_t)keep_all};
-    xpb_compile_options orf = {sizeof orf, XPB_PRECISION_FP32, 0, 0, 0, (uint32_t)keep_all};
+    xpb_compile_options ot = {.struct_size = sizeof ot,
+                              .precision = opt->precision,
+                              .fusion = opt->fusion,
+                              .threads = opt->threads,
+                              .keep_all = (uint32_t)keep_all};
+    xpb_compile_options orf = {.struct_size = sizeof orf,
+                               .precision = XPB_PRECISION_FP32,
+                               .keep_all = (uint32_t)keep_all};
     if ((st = xpb_session_open(&sa, test->api, 0, mp, &ot, &err)) != XPB_OK) {
         status = st == XPB_UNSUPPORTED ? 2 : 3;
         snprintf(msg, sizeof msg, "%s: %s", test->name, err.msg);

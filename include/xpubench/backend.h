@@ -1,13 +1,16 @@
-/* xpubench public SDK: the backend interface (ABI 1).
+/* xpubench public SDK: the backend interface (ABI 1.1).
  *
  * A backend plugin's descriptor (plugin.h) points at a `static const xpb_backend_api`.
  * Life cycle, as the host drives it:
  *
+ *   device_count(&n)               how many devices, without opening one (ABI 1.1)
+ *   describe_device(i, &info)      what device i is, without opening it (ABI 1.1)
  *   open(&be, device)              one device context; XPB_NO_DEVICE when there is none
  *   device_info(be, &info)         name, driver, precisions, peak FLOP/s
  *   compile(&exe, be, prog, opts)  everything slow happens here, outside the timed region
  *   write(exe, tensor, ...)        parameters, state and the first batch, canonical layout
  *   run(exe, phase) ... synchronize(exe)      the timed part, many times
+ *     (streamed batches: write_async(exe, input, ...) before the step's first run)
  *   read(exe, tensor, ...)         losses, outputs, parameters, gradients
  *   destroy(exe); close(be)
  *
@@ -40,6 +43,20 @@ typedef enum xpb_precision {
 #define XPB_PRECISION_COUNT 5 /* array size for per-precision tables (index 0 unused) */
 #define XPB_PRECISION_BIT(p) (1u << (p))
 
+/* What kind of processor a device is (ABI 1.1). Numbers are fixed. */
+typedef enum xpb_device_kind {
+    XPB_DEVICE_UNKNOWN = 0,     /* not said (a backend of ABI 1.0) */
+    XPB_DEVICE_CPU = 1,         /* the host's processors, host memory */
+    XPB_DEVICE_GPU = 2,         /* a graphics processor with its own memory */
+    XPB_DEVICE_ACCELERATOR = 3, /* any other accelerator (NPU, TPU, FPGA ...) */
+} xpb_device_kind;
+
+/* How input batches reach the device in timed steps (ABI 1.1 compile option). */
+typedef enum xpb_transfer {
+    XPB_TRANSFER_RESIDENT = 0, /* written once before the clock; stays on the device */
+    XPB_TRANSFER_STREAMED = 1, /* written (write_async when present) in every timed step */
+} xpb_transfer;
+
 typedef struct xpb_compile_options {
     size_t struct_size;
     uint32_t precision; /* xpb_precision; a policy the backend cannot honour: XPB_UNSUPPORTED */
@@ -49,6 +66,11 @@ typedef struct xpb_compile_options {
     /* 1: every tensor keeps its value after run() and may be read (no memory reuse, no
      * eliding of intermediates). Used by --dump and the conformance suite. */
     uint32_t keep_all;
+
+    /* ---- ABI 1.1 ---- */
+    /* xpb_transfer: STREAMED means the host writes the INPUT tensors in every timed step, with
+     * write_async when the backend has it (a backend may double-buffer them). */
+    uint32_t transfer;
 } xpb_compile_options;
 
 /* Filled by device_info. The host sets struct_size; the backend writes only members that
@@ -62,6 +84,14 @@ typedef struct xpb_device_info {
     uint32_t threads;      /* threads the device context uses (0 for accelerators) */
     uint64_t memory_bytes; /* device memory, 0 when it is host memory */
     double peak_flops[XPB_PRECISION_COUNT]; /* per policy, FLOP/s; 0 = unknown */
+
+    /* ---- ABI 1.1 ---- */
+    uint32_t kind; /* xpb_device_kind */
+    /* XPB_PRECISION_BIT of the policies among `precisions` that this device runs without
+     * native hardware support (bf16 on a CPU without AVX512-BF16 or AMX, say): they work but
+     * are slower than the device's fp32, so a run on them is refused unless the scenario
+     * allows emulation, and the results say so. */
+    uint32_t emulated_precisions;
 } xpb_device_info;
 
 typedef struct xpb_op_profile {
@@ -117,6 +147,31 @@ typedef struct xpb_backend_api {
     xpb_status (*memory_stats)(xpb_executable *exe, xpb_memory_stats *out);
     /* Cumulative energy of the device in joules since an arbitrary origin. */
     xpb_status (*energy_read)(xpb_backend *backend, double *joules);
+
+    /* ---- ABI 1.1 (optional; read with XPB_MEMBER_OR) ---- */
+
+    /* The number of devices open() accepts (indices 0 .. *count-1), found without opening one.
+     * When there is none: *count = 0 and XPB_NO_DEVICE, with the reason in last_error(NULL)
+     * ("no NVIDIA driver: libcuda.so.1 not found", "driver 12.2 older than the runtime 13.0").
+     * Cheap enough for `xpubench list`. */
+    xpb_status (*device_count)(uint32_t *count);
+    /* Fills *out (the host sets struct_size; the backend writes only what it covers) for
+     * device `index` without opening it: at least name, kind and memory_bytes; what needs an
+     * opened device may stay zero. XPB_NO_DEVICE for an index out of range (last_error(NULL)
+     * says why). */
+    xpb_status (*describe_device)(uint32_t index, xpb_device_info *out);
+
+    /* Starts copying `bytes` (= xpb_tensor_bytes) from host memory `data` into INPUT tensor
+     * `tensor` and returns, possibly before the copy is done. The new value is what the next
+     * run() reads; work already submitted by earlier run() calls still reads the old value (a
+     * backend double-buffers when it overlaps copies with compute). `data` must stay valid and
+     * unchanged until the next synchronize(). Needs XPB_TENSOR_HOST_WRITE. */
+    xpb_status (*write_async)(xpb_executable *exe, uint32_t tensor, const void *data, size_t bytes);
+    /* Host memory the device copies from fastest (page-locked), for the host's staging of
+     * streamed batches: *out is owned by the backend and released with host_free before
+     * close(backend). XPB_OUT_OF_MEMORY when there is none to give. */
+    xpb_status (*host_alloc)(xpb_backend *backend, size_t bytes, void **out);
+    void (*host_free)(xpb_backend *backend, void *ptr); /* NULL ptr is a no-op */
 } xpb_backend_api;
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/* xpubench public SDK: the model interface (ABI 1).
+/* xpubench public SDK: the model interface (ABI 1.1).
  *
  * A model plugin owns architecture and nothing else. Its descriptor (plugin.h) points at a
  * `static const xpb_model_api`; the host calls build() with a builder, and the model declares
@@ -13,6 +13,7 @@
 #define XPUBENCH_MODEL_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "plugin.h"
@@ -131,6 +132,14 @@ typedef struct xpb_builder_api {
                         const xpb_optimizer_desc *optimizer);
     /* Adds weight * loss to the objective of `phase` (a loss value is a scalar [1]). */
     xpb_status (*loss)(xpb_builder *b, uint32_t phase, xpb_value loss, double weight);
+
+    /* ---- ABI 1.1 ---- */
+    /* Refuses the build in the model's own words: `message` (copied; not NULL) becomes the
+     * builder's last error, shown to the user after the model's name, and `status` (not
+     * XPB_OK; XPB_UNSUPPORTED for "this model cannot do that", XPB_INVALID_ARGUMENT for a bad
+     * parameter) is returned, so that a model writes `return api->fail(b, st, "...");`.
+     * Use xpb_model_fail(), which formats and works on an ABI 1.0 host too. */
+    xpb_status (*fail)(xpb_builder *b, xpb_status status, const char *message);
 } xpb_builder_api;
 
 typedef struct xpb_model_api {
@@ -142,6 +151,25 @@ typedef struct xpb_model_api {
 } xpb_model_api;
 
 /* ---- Convenience layers for model authors (header-only; they only call the builder). ---- */
+
+/* Formats a refusal and hands it to the builder's fail() (a host of ABI 1.0 has none: the
+ * status alone is returned there). Returns `status`. */
+static inline xpb_status xpb_model_fail(xpb_builder *b, const xpb_builder_api *api,
+                                        xpb_status status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline xpb_status xpb_model_fail(xpb_builder *b, const xpb_builder_api *api,
+                                        xpb_status status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* (not named `fail`: test frameworks such as CMocka define a fail() macro) */
+    xpb_status (*fail_fn)(xpb_builder *, xpb_status, const char *) =
+        XPB_MEMBER_OR(api, xpb_builder_api, fail, NULL);
+    return fail_fn ? fail_fn(b, status, msg) : status;
+}
 
 /* PyTorch's default initialisation of Conv2d/Linear: weight kaiming_uniform(a=sqrt(5)), i.e.
  * U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)). */

@@ -19,8 +19,11 @@
 extern "C" {
 #endif
 
-/* Version of the op set below. Ops and attributes are appended; a backend that meets an op
- * or attribute it does not know returns XPB_UNSUPPORTED naming the op. */
+/* Version of the op set below. Ops and attributes are only appended, each new one with the op
+ * set that introduced it (xpb_op_opset, xpb_attr_opset). A program records the lowest op set its
+ * ops and attributes need (xpb_program.opset), not the host's: an old backend still runs a
+ * program that uses nothing new. A backend that meets an op or attribute it does not know
+ * returns XPB_UNSUPPORTED naming the op (xpb_op_kind_name) and its layer. */
 #define XPB_OPSET_VERSION 1
 
 #define XPB_MAX_DIMS 4
@@ -88,7 +91,9 @@ typedef enum xpb_op_kind {
 } xpb_op_kind;
 
 /* Attributes of an op. One flat struct for every op; each op reads only the members
- * docs/ops.md lists for it, the rest are zero. Pairs are (height, width). */
+ * docs/ops.md lists for it, the rest are zero. Pairs are (height, width).
+ * Frozen at its ABI 1.0 layout (it sits inside xpb_op before `layer`): attributes added by a
+ * later op set are appended to xpb_op itself, each with an XPB_ATTR() bit. */
 typedef struct xpb_op_attrs {
     int32_t kernel[2];         /* pooling window */
     int32_t stride[2];         /* convolution and pooling stride */
@@ -107,6 +112,39 @@ typedef struct xpb_op_attrs {
     float dropout_p;    /* DROPOUT(_BWD): probability of zeroing */
     uint64_t seed;      /* DROPOUT: mask stream seed (see docs/ops.md) */
 } xpb_op_attrs;
+
+/* One bit per attribute, for xpb_op.attrs_set (ABI 1.1): the host sets the bit of every
+ * attribute whose value is not all-zero bytes. An attribute added after op set 1 is defined so
+ * that zero keeps the op's earlier meaning; a backend that finds a bit it does not know
+ * (xpb_op_unknown_attrs) must refuse the op, because that attribute changes what it computes.
+ * Numbers are fixed. */
+#define XPB_ATTR_MAP(X)                                                                            \
+    X(KERNEL, 0, kernel)                                                                           \
+    X(STRIDE, 1, stride)                                                                           \
+    X(PAD, 2, pad)                                                                                 \
+    X(DILATION, 3, dilation)                                                                       \
+    X(OUTPUT_PADDING, 4, output_padding)                                                           \
+    X(COUNT_INCLUDE_PAD, 5, count_include_pad)                                                     \
+    X(NEGATIVE_SLOPE, 6, negative_slope)                                                           \
+    X(EPS, 7, eps)                                                                                 \
+    X(MOMENTUM, 8, momentum)                                                                       \
+    X(SCALE, 9, scale)                                                                             \
+    X(VALUE, 10, value)                                                                            \
+    X(LR, 11, lr)                                                                                  \
+    X(BETA1, 12, beta1)                                                                            \
+    X(BETA2, 13, beta2)                                                                            \
+    X(WEIGHT_DECAY, 14, weight_decay)                                                              \
+    X(DROPOUT_P, 15, dropout_p)                                                                    \
+    X(SEED, 16, seed)
+
+/* XPB_ATTR_BIT_KERNEL = 0 ...: bit numbers; XPB_ATTR(KERNEL) is the mask. */
+#define XPB_ATTR_BIT_(name, bit, member) XPB_ATTR_BIT_##name = bit,
+enum xpb_attr_bit { XPB_ATTR_MAP(XPB_ATTR_BIT_) };
+#undef XPB_ATTR_BIT_
+#define XPB_ATTR(name) (1ull << XPB_ATTR_BIT_##name)
+/* Every attribute bit these headers know. */
+#define XPB_ATTR_BIT_OR_(name, bit, member) | XPB_ATTR(name)
+#define XPB_ATTRS_KNOWN (0ull XPB_ATTR_MAP(XPB_ATTR_BIT_OR_))
 
 /* What a tensor is for. Decides who may read or write it and how long it lives. */
 typedef enum xpb_tensor_role {
@@ -151,10 +189,19 @@ typedef struct xpb_op {
     uint32_t outputs[XPB_MAX_OP_OUTPUTS];
     xpb_op_attrs attrs;
     const char *layer; /* the model layer this op belongs to, e.g. "conv3" */
+
+    /* ---- ABI 1.1 (present when the program's op_stride covers them: XPB_OP_HAS) ---- */
+    uint32_t opset;        /* the op set that defines this op with the attributes it sets */
+    uint32_t reserved_;    /* zero */
+    uint64_t attrs_set;    /* XPB_ATTR() bits of the attributes whose value is not zero */
+    const char *kind_name; /* the op's name as the host knows it, so that a backend older than
+                              the op can still name it; owned by the program */
+    /* Attributes of later op sets are appended here. */
 } xpb_op;
 
 /* A phase is a contiguous run of ops executed by one run() call. A classifier's training
- * program has one phase; CycleGAN's has two (generators, then discriminators). */
+ * program has one phase; CycleGAN's has two (generators, then discriminators). Walk phases
+ * with xpb_program_phase(): since ABI 1.1 they have a stride and may grow at the end. */
 typedef struct xpb_phase {
     const char *name;
     uint32_t first_op;
@@ -163,7 +210,10 @@ typedef struct xpb_phase {
 
 typedef struct xpb_program {
     size_t struct_size;
-    uint32_t opset;    /* XPB_OPSET_VERSION the host wrote */
+    /* The lowest op-set version that defines every op and attribute of the program (the host
+     * computes it from the ops; it is 1 for any program of op-set-1 ops, whatever the host's
+     * own version). Before ABI 1.1 hosts wrote their own XPB_OPSET_VERSION here. */
+    uint32_t opset;
     uint32_t training; /* 1 for a training program, 0 for inference */
     uint32_t n_tensors;
     uint32_t n_ops;
@@ -176,7 +226,14 @@ typedef struct xpb_program {
     const xpb_tensor_desc *tensors;
     const xpb_op *ops;
     const xpb_phase *phases;
+
+    /* ---- ABI 1.1 ---- */
+    size_t phase_stride; /* element stride of `phases`; use xpb_program_phase() */
 } xpb_program;
+
+/* True when the program's ops carry `member` of xpb_op (the host's op_stride covers it). */
+#define XPB_OP_HAS(prog, member)                                                                   \
+    ((prog)->op_stride >= offsetof(xpb_op, member) + sizeof(((xpb_op *)0)->member))
 
 /* The i-th tensor / op of a program (no bounds check; i < n_tensors / n_ops). The pointer is
  * owned by the program and valid as long as it is. */
@@ -188,6 +245,37 @@ static inline const xpb_tensor_desc *xpb_program_tensor(const xpb_program *p, ui
 static inline const xpb_op *xpb_program_op(const xpb_program *p, uint32_t i)
 {
     return (const xpb_op *)((const char *)p->ops + (size_t)i * p->op_stride);
+}
+
+/* The i-th phase (i < n_phases), owned by the program. A host older than ABI 1.1 wrote no
+ * phase_stride: its phases are ABI 1.0's xpb_phase. */
+static inline const xpb_phase *xpb_program_phase(const xpb_program *p, uint32_t i)
+{
+    size_t stride = sizeof(xpb_phase);
+    if (p->struct_size >= offsetof(xpb_program, phase_stride) + sizeof p->phase_stride &&
+        p->phase_stride >= sizeof(xpb_phase))
+        stride = p->phase_stride;
+    return (const xpb_phase *)((const char *)p->phases + (size_t)i * stride);
+}
+
+/* The op set that introduced op `kind`; 0 for numbers these headers do not know. */
+static inline uint32_t xpb_op_opset(uint32_t kind)
+{
+    return kind >= XPB_OP_CONV2D && kind <= XPB_OP_COPY ? 1u : 0u;
+}
+
+/* The op set that introduced attribute mask `attr` (one XPB_ATTR() bit); 0 when unknown. */
+static inline uint32_t xpb_attr_opset(uint64_t attr)
+{
+    return (attr & XPB_ATTRS_KNOWN) == attr && attr ? 1u : 0u;
+}
+
+/* The XPB_ATTR() bits that op `op` of program `p` sets and that these headers do not know
+ * (0 when none, or when the host wrote no attrs_set: a host of ABI 1.0 knew only op set 1). A
+ * backend refuses an op with unknown bits: those attributes change what the op computes. */
+static inline uint64_t xpb_op_unknown_attrs(const xpb_program *p, const xpb_op *op)
+{
+    return XPB_OP_HAS(p, attrs_set) ? op->attrs_set & ~(uint64_t)XPB_ATTRS_KNOWN : 0;
 }
 
 /* Element count and byte size of a tensor in the canonical host layout. */
@@ -237,6 +325,18 @@ static inline const char *xpb_op_name(uint32_t kind)
         XPB_OP_MAP(XPB_OP_NAME_)
 #undef XPB_OP_NAME_
     }
+    return "UNKNOWN";
+}
+
+/* The name of op `op` of program `p` for messages: this header's name when it knows the kind,
+ * else the name the host wrote into the op (ABI 1.1), else "UNKNOWN". Static or owned by the
+ * program. Use it when refusing an op, so that a user reads "ALL_REDUCE", not a number. */
+static inline const char *xpb_op_kind_name(const xpb_program *p, const xpb_op *op)
+{
+    if (xpb_op_opset(op->kind) != 0)
+        return xpb_op_name(op->kind);
+    if (XPB_OP_HAS(p, kind_name) && op->kind_name && op->kind_name[0])
+        return op->kind_name;
     return "UNKNOWN";
 }
 

@@ -1,0 +1,109 @@
+/* xpubench public SDK: the plugin ABI (version 1).
+ *
+ * Every plugin is a shared object that exports exactly one symbol, `xpb_plugin_query`
+ * (declare it with XPB_PLUGIN_QUERY; build with -fvisibility=hidden so nothing else leaks).
+ * The host calls it once, right after dlopen, and the plugin answers with a `static const`
+ * descriptor whose function table is a backend (backend.h) or a model (model.h).
+ *
+ * Versioning rules (docs/plugin-abi.md has one section per version):
+ * - ABI major: the host refuses a plugin built for another major.
+ * - ABI minor: only appends members at the end of a struct. Every struct that crosses the
+ *   boundary starts with `struct_size`; a reader touches a member only when the writer's
+ *   struct_size covers it (XPB_HAS_MEMBER). A NULL optional member means "not supported".
+ * - Memory: whatever a plugin allocates it frees; strings it returns are static or owned by
+ *   the handle they came from. */
+#ifndef XPUBENCH_PLUGIN_H
+#define XPUBENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XPB_ABI_MAJOR 1
+#define XPB_ABI_MINOR 0
+
+/* The one export macro. Everything else in a plugin (and in the host library) is hidden. */
+#if defined(_WIN32)
+#define XPB_EXPORT __declspec(dllexport)
+#else
+#define XPB_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when the struct at `ptr` (whose first member is size_t struct_size) is large enough to
+ * contain `member` of `type`. Use it before reading any member added after ABI 1.0. */
+#define XPB_HAS_MEMBER(ptr, type, member)                                                          \
+    ((ptr) != NULL && (ptr)->struct_size >= offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* The member's value when present, otherwise `fallback`. */
+#define XPB_MEMBER_OR(ptr, type, member, fallback)                                                 \
+    (XPB_HAS_MEMBER(ptr, type, member) ? (ptr)->member : (fallback))
+
+typedef enum xpb_plugin_kind {
+    XPB_PLUGIN_BACKEND = 1,
+    XPB_PLUGIN_MODEL = 2,
+} xpb_plugin_kind;
+
+/* Capability bits of a plugin descriptor. Bits are never reused. */
+#define XPB_CAP_PROFILING (1ull << 0)    /* backend: per-op timing (profile_read) */
+#define XPB_CAP_MEMORY_STATS (1ull << 1) /* backend: memory_stats */
+#define XPB_CAP_ENERGY (1ull << 2)       /* backend: energy_read */
+#define XPB_CAP_FUSION (1ull << 3)       /* backend: honours compile option fusion */
+#define XPB_CAP_THREADS (1ull << 4)      /* backend: honours compile option threads */
+#define XPB_CAP_ASYNC (1ull << 5)        /* backend: run() may return before the work is done */
+
+typedef enum xpb_log_level {
+    XPB_LOG_ERROR = 0,
+    XPB_LOG_WARN = 1,
+    XPB_LOG_INFO = 2,
+    XPB_LOG_DEBUG = 3,
+} xpb_log_level;
+
+/* Services the host offers to every plugin. Valid from xpb_plugin_query until the plugin is
+ * unloaded; the plugin may keep the pointer. */
+typedef struct xpb_host_services {
+    size_t struct_size;
+    uint32_t abi_major; /* the host's ABI version */
+    uint32_t abi_minor;
+    void *ctx; /* pass back as the first argument of every service */
+    /* Log one line. `plugin` and `message` are copied; neither may be NULL. */
+    void (*log)(void *ctx, xpb_log_level level, const char *plugin, const char *message);
+} xpb_host_services;
+
+/* What a plugin answers. Must be static storage: the host keeps the pointer until dlclose. */
+typedef struct xpb_plugin_descriptor {
+    size_t struct_size;      /* sizeof(xpb_plugin_descriptor) as the plugin compiled it */
+    uint32_t abi_major;      /* XPB_ABI_MAJOR the plugin was built against */
+    uint32_t abi_minor;      /* XPB_ABI_MINOR the plugin was built against */
+    uint32_t kind;           /* xpb_plugin_kind */
+    const char *name;        /* unique, [a-z0-9_]+, e.g. "cpu_ref" or "conv6" */
+    const char *version;     /* the plugin's own version, e.g. "1.0.0" */
+    const char *description; /* one line for `xpubench list` */
+    uint64_t caps;           /* XPB_CAP_* */
+    /* const xpb_backend_api * when kind is XPB_PLUGIN_BACKEND,
+     * const xpb_model_api * when kind is XPB_PLUGIN_MODEL. */
+    const void *api;
+} xpb_plugin_descriptor;
+
+/* The single entry point. The host passes its ABI version and services; the plugin stores
+ * its descriptor in *out and returns XPB_OK, or returns XPB_INCOMPATIBLE when it cannot work
+ * with that host (it may still set *out so that the host can name it), or another status
+ * when its own initialisation failed (then the host logs it and skips the plugin). */
+typedef xpb_status (*xpb_plugin_query_fn)(const xpb_plugin_descriptor **out, uint32_t host_major,
+                                          uint32_t host_minor, const xpb_host_services *host);
+
+#define XPB_PLUGIN_QUERY_SYMBOL "xpb_plugin_query"
+
+/* Use as: XPB_PLUGIN_QUERY { *out = &my_descriptor; return XPB_OK; } */
+#define XPB_PLUGIN_QUERY                                                                           \
+    XPB_EXPORT xpb_status xpb_plugin_query(const xpb_plugin_descriptor **out, uint32_t host_major, \
+                                           uint32_t host_minor, const xpb_host_services *host)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

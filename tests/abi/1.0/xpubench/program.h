@@ -1,0 +1,246 @@
+/* xpubench public SDK: programs, the unit of work a backend compiles and runs.
+ *
+ * The host derives a program from a model's forward graph (forward ops, the backward ops of
+ * automatic differentiation, gradient accumulation, optimizer updates) and hands it to a
+ * backend. A program is written once in fp32 semantics; the precision policy is a compile
+ * option. docs/ops.md gives the exact maths of every op in PyTorch's terms; the reference
+ * backend (plugins/backend_cpu_ref) implements exactly that.
+ *
+ * Tensors cross the boundary only through the backend's write/read calls, in the canonical
+ * host layout: dense, row-major, NCHW for 4-D tensors, fp32 or int32. Inside, the backend is
+ * free (layouts, fusion, memory reuse). */
+#ifndef XPUBENCH_PROGRAM_H
+#define XPUBENCH_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the op set below. Ops and attributes are appended; a backend that meets an op
+ * or attribute it does not know returns XPB_UNSUPPORTED naming the op. */
+#define XPB_OPSET_VERSION 1
+
+#define XPB_MAX_DIMS 4
+#define XPB_MAX_OP_INPUTS 6
+#define XPB_MAX_OP_OUTPUTS 4
+#define XPB_NO_TENSOR UINT32_MAX
+
+typedef enum xpb_dtype {
+    XPB_DTYPE_F32 = 1,
+    XPB_DTYPE_I32 = 2,
+} xpb_dtype;
+
+/* X(name, number, summary). Inputs -> outputs; "[opt]" marks optional trailing tensors
+ * (present when n_inputs / n_outputs includes them); "*" marks an input the op updates in
+ * place (always a PERSISTENT tensor). Numbers are fixed. */
+#define XPB_OP_MAP(X)                                                                              \
+    X(CONV2D, 1, "x, w[K,C,kh,kw], b[K] [opt] -> y")                                               \
+    X(CONV2D_BWD_DATA, 2, "dy, w -> dx")                                                           \
+    X(CONV2D_BWD_WEIGHTS, 3, "dy, x -> dw, db [opt]")                                              \
+    X(CONV_T2D, 4, "x, w[C,K,kh,kw], b[K] [opt] -> y")                                             \
+    X(CONV_T2D_BWD_DATA, 5, "dy, w -> dx")                                                         \
+    X(CONV_T2D_BWD_WEIGHTS, 6, "dy, x -> dw, db [opt]")                                            \
+    X(LINEAR, 7, "x[N,I], w[O,I], b[O] [opt] -> y[N,O]")                                           \
+    X(LINEAR_BWD_DATA, 8, "dy, w -> dx")                                                           \
+    X(LINEAR_BWD_WEIGHTS, 9, "dy, x -> dw, db [opt]")                                              \
+    X(BATCHNORM_TRAIN, 10, "x, gamma, beta, running_mean*, running_var* -> y, ws_mean, ws_var")    \
+    X(BATCHNORM_INFER, 11, "x, gamma, beta, running_mean, running_var -> y")                       \
+    X(BATCHNORM_BWD, 12, "dy, x, gamma, ws_mean, ws_var -> dx, dgamma, dbeta")                     \
+    X(INSTANCENORM, 13, "x -> y, ws_mean, ws_var")                                                 \
+    X(INSTANCENORM_BWD, 14, "dy, x, ws_mean, ws_var -> dx")                                        \
+    X(RELU, 15, "x -> y")                                                                          \
+    X(RELU_BWD, 16, "dy, y -> dx")                                                                 \
+    X(LEAKY_RELU, 17, "x -> y")                                                                    \
+    X(LEAKY_RELU_BWD, 18, "dy, y -> dx")                                                           \
+    X(TANH, 19, "x -> y")                                                                          \
+    X(TANH_BWD, 20, "dy, y -> dx")                                                                 \
+    X(MAXPOOL, 21, "x -> y, ws_index")                                                             \
+    X(MAXPOOL_BWD, 22, "dy, ws_index -> dx")                                                       \
+    X(AVGPOOL, 23, "x -> y")                                                                       \
+    X(AVGPOOL_BWD, 24, "dy -> dx")                                                                 \
+    X(GLOBAL_AVGPOOL, 25, "x[N,C,H,W] -> y[N,C,1,1]")                                              \
+    X(GLOBAL_AVGPOOL_BWD, 26, "dy -> dx")                                                          \
+    X(ADD, 27, "a, b -> y")                                                                        \
+    X(REFLECTION_PAD, 28, "x -> y")                                                                \
+    X(REFLECTION_PAD_BWD, 29, "dy -> dx")                                                          \
+    X(RESHAPE, 30, "x -> y (same element count)")                                                  \
+    X(SOFTMAX_XENT, 31, "logits[N,K], labels[N] i32 -> loss[1], ws_prob[N,K]")                     \
+    X(SOFTMAX_XENT_BWD, 32, "ws_prob, labels -> dlogits")                                          \
+    X(MSE_LOSS, 33, "x, target -> loss[1]")                                                        \
+    X(MSE_LOSS_BWD, 34, "x, target -> dx")                                                         \
+    X(L1_LOSS, 35, "x, target -> loss[1]")                                                         \
+    X(L1_LOSS_BWD, 36, "x, target -> dx")                                                          \
+    X(DROPOUT, 37, "x -> y, ws_mask")                                                              \
+    X(DROPOUT_BWD, 38, "dy, ws_mask -> dx")                                                        \
+    X(SGD_UPDATE, 39, "param*, grad, momentum_buf* ->")                                            \
+    X(ADAM_UPDATE, 40, "param*, grad, m*, v*, step*[1] ->")                                        \
+    X(FILL, 41, "-> y")                                                                            \
+    X(COPY, 42, "x -> y")
+
+typedef enum xpb_op_kind {
+#define XPB_OP_ENUM_(name, num, sig) XPB_OP_##name = num,
+    XPB_OP_MAP(XPB_OP_ENUM_)
+#undef XPB_OP_ENUM_
+        XPB_OP_KIND_END_ /* one past the last number; not an op */
+} xpb_op_kind;
+
+/* Attributes of an op. One flat struct for every op; each op reads only the members
+ * docs/ops.md lists for it, the rest are zero. Pairs are (height, width). */
+typedef struct xpb_op_attrs {
+    int32_t kernel[2];         /* pooling window */
+    int32_t stride[2];         /* convolution and pooling stride */
+    int32_t pad[2];            /* symmetric zero padding (conv, pool) or reflection padding */
+    int32_t dilation[2];       /* convolution dilation (1 = none) */
+    int32_t output_padding[2]; /* transposed convolution: extra rows/cols on one side */
+    int32_t count_include_pad; /* average pooling: divide by the full window (PyTorch default 1) */
+    float negative_slope;      /* LEAKY_RELU(_BWD) */
+    float eps;                 /* norms: variance epsilon; ADAM_UPDATE: denominator epsilon */
+    float momentum;            /* BATCHNORM_TRAIN: running-stat momentum; SGD_UPDATE: momentum */
+    float scale;               /* loss backward ops: d(total)/d(loss), i.e. the loss weight */
+    float value;               /* FILL: the value */
+    float lr;                  /* SGD_UPDATE, ADAM_UPDATE */
+    float beta1, beta2;        /* ADAM_UPDATE */
+    float weight_decay; /* SGD_UPDATE, ADAM_UPDATE (L2 added to the gradient, PyTorch style) */
+    float dropout_p;    /* DROPOUT(_BWD): probability of zeroing */
+    uint64_t seed;      /* DROPOUT: mask stream seed (see docs/ops.md) */
+} xpb_op_attrs;
+
+/* What a tensor is for. Decides who may read or write it and how long it lives. */
+typedef enum xpb_tensor_role {
+    XPB_ROLE_INPUT = 1,      /* batch data (images, labels): written by the host before a run */
+    XPB_ROLE_PARAM = 2,      /* trainable weight: persistent, written at init, readable */
+    XPB_ROLE_STATE = 3,      /* persistent non-trainable state: running stats, optimizer state */
+    XPB_ROLE_ACTIVATION = 4, /* intermediate value of one run */
+    XPB_ROLE_GRAD = 5,       /* gradient of a PARAM (grad_of names it) */
+    XPB_ROLE_ACTIVATION_GRAD = 6, /* gradient of an activation or input */
+    XPB_ROLE_LOSS = 7,            /* scalar loss [1]: readable after the run of its phase */
+    XPB_ROLE_OUTPUT = 8,          /* model output (logits, images): readable after the run */
+    XPB_ROLE_WORKSPACE = 9,       /* contents defined by the backend: produced by a forward op and
+                                     consumed only by its backward op; never read by the host */
+} xpb_tensor_role;
+
+/* Tensor flags. */
+#define XPB_TENSOR_PERSISTENT (1u << 0) /* keeps its value across runs (PARAM, STATE) */
+#define XPB_TENSOR_HOST_WRITE (1u << 1) /* the host may write it between runs */
+#define XPB_TENSOR_HOST_READ (1u << 2)  /* the host may read it between runs */
+
+typedef struct xpb_tensor_desc {
+    const char *name;  /* unique in the program, e.g. "conv1.weight", "conv1.weight.grad" */
+    const char *layer; /* layer that produced it, for messages and profiles ("" for inputs) */
+    uint32_t dtype;    /* xpb_dtype */
+    uint32_t role;     /* xpb_tensor_role */
+    uint32_t flags;    /* XPB_TENSOR_* */
+    uint32_t ndim;     /* 1..XPB_MAX_DIMS */
+    int64_t dims[XPB_MAX_DIMS]; /* logical shape; unused dims are 1 */
+    uint32_t grad_of;           /* for GRAD / ACTIVATION_GRAD: the tensor it is the gradient of */
+    /* Lifetime, as indices into program.ops (ops of all phases in execution order):
+     * first_op writes it first, last_op reads it last. For PERSISTENT and host-written
+     * tensors the lifetime is the whole program (0 .. n_ops-1). */
+    uint32_t first_op;
+    uint32_t last_op;
+} xpb_tensor_desc;
+
+typedef struct xpb_op {
+    uint32_t kind; /* xpb_op_kind */
+    uint32_t n_inputs;
+    uint32_t n_outputs;
+    uint32_t inputs[XPB_MAX_OP_INPUTS]; /* tensor ids; unused slots are XPB_NO_TENSOR */
+    uint32_t outputs[XPB_MAX_OP_OUTPUTS];
+    xpb_op_attrs attrs;
+    const char *layer; /* the model layer this op belongs to, e.g. "conv3" */
+} xpb_op;
+
+/* A phase is a contiguous run of ops executed by one run() call. A classifier's training
+ * program has one phase; CycleGAN's has two (generators, then discriminators). */
+typedef struct xpb_phase {
+    const char *name;
+    uint32_t first_op;
+    uint32_t n_ops;
+} xpb_phase;
+
+typedef struct xpb_program {
+    size_t struct_size;
+    uint32_t opset;    /* XPB_OPSET_VERSION the host wrote */
+    uint32_t training; /* 1 for a training program, 0 for inference */
+    uint32_t n_tensors;
+    uint32_t n_ops;
+    uint32_t n_phases;
+    /* Element strides of the arrays below (sizeof as the host compiled them), so that a later
+     * minor version may append members to xpb_tensor_desc and xpb_op. Index with
+     * xpb_program_tensor() and xpb_program_op(). */
+    size_t tensor_stride;
+    size_t op_stride;
+    const xpb_tensor_desc *tensors;
+    const xpb_op *ops;
+    const xpb_phase *phases;
+} xpb_program;
+
+/* The i-th tensor / op of a program (no bounds check; i < n_tensors / n_ops). The pointer is
+ * owned by the program and valid as long as it is. */
+static inline const xpb_tensor_desc *xpb_program_tensor(const xpb_program *p, uint32_t i)
+{
+    return (const xpb_tensor_desc *)((const char *)p->tensors + (size_t)i * p->tensor_stride);
+}
+
+static inline const xpb_op *xpb_program_op(const xpb_program *p, uint32_t i)
+{
+    return (const xpb_op *)((const char *)p->ops + (size_t)i * p->op_stride);
+}
+
+/* Element count and byte size of a tensor in the canonical host layout. */
+static inline int64_t xpb_tensor_numel(const xpb_tensor_desc *t)
+{
+    int64_t n = 1;
+    for (uint32_t d = 0; d < t->ndim; d++)
+        n *= t->dims[d];
+    return n;
+}
+
+static inline size_t xpb_tensor_bytes(const xpb_tensor_desc *t)
+{
+    return (size_t)xpb_tensor_numel(t) * 4u; /* f32 and i32 are both 4 bytes */
+}
+
+/* DROPOUT's mask stream (docs/ops.md), here so that every backend draws the same mask bit for
+ * bit: xpb_dropout_stream once per execution of the op (call_index = earlier executions of
+ * it in this executable), then xpb_dropout_factor per row-major element index i: the factor
+ * y[i] = x[i] * factor, 0 or 1 / (1 - p). */
+static inline uint64_t xpb_splitmix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t xpb_dropout_stream(uint64_t seed, uint64_t call_index)
+{
+    return xpb_splitmix64(seed + 0x9E3779B97F4A7C15ull * (call_index + 1));
+}
+
+static inline float xpb_dropout_factor(uint64_t stream, int64_t i, float p)
+{
+    float u = (float)(xpb_splitmix64(stream + (uint64_t)i) >> 40) * 0x1p-24f; /* exact in fp32 */
+    return u >= p ? 1.0f / (1.0f - p) : 0.0f; /* u < 1, so p >= 1 drops everything, never 1/0 */
+}
+
+/* The op's upper-case name ("CONV2D"), static; "UNKNOWN" for numbers this header lacks. */
+static inline const char *xpb_op_name(uint32_t kind)
+{
+    switch (kind) {
+#define XPB_OP_NAME_(name, num, sig)                                                               \
+    case XPB_OP_##name:                                                                            \
+        return #name;
+        XPB_OP_MAP(XPB_OP_NAME_)
+#undef XPB_OP_NAME_
+    }
+    return "UNKNOWN";
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
