@@ -1,22 +1,42 @@
 /* Canonical enum spellings (see names.h). */
 #include "names.h"
 
+#include <string.h>
+
 #include <xpubench/backend.h>
 
 #include "run_config.h"
 
+const xpb_precision_spelling xpb_precision_spellings[] = {
+    {XPB_PRECISION_FP32, "fp32", "fp32"},
+    {XPB_PRECISION_TF32, "tf32", "tf32"},
+    {XPB_PRECISION_BF16_MIXED, "bf16-mixed", "bf16"},
+    {XPB_PRECISION_FP16_MIXED, "fp16-mixed", "fp16"},
+    {0, NULL, NULL},
+};
+
+const char *const xpb_precision_names[] = {"fp32", "tf32", "bf16-mixed", "fp16-mixed", NULL};
+
+int xpb_precision_parse(uint32_t *out, const char *text)
+{
+    for (const xpb_precision_spelling *p = xpb_precision_spellings; text && p->name; p++)
+        if (strcmp(text, p->name) == 0 || strcmp(text, p->alias) == 0) {
+            *out = p->precision;
+            return 0;
+        }
+    return -1;
+}
+
+const char *xpb_precision_expected(void)
+{
+    return "fp32, tf32, bf16-mixed (bf16) or fp16-mixed (fp16)";
+}
+
 const char *xpb_precision_name(uint32_t precision)
 {
-    switch (precision) {
-    case XPB_PRECISION_FP32:
-        return "fp32";
-    case XPB_PRECISION_TF32:
-        return "tf32";
-    case XPB_PRECISION_BF16_MIXED:
-        return "bf16-mixed";
-    case XPB_PRECISION_FP16_MIXED:
-        return "fp16-mixed";
-    }
+    for (const xpb_precision_spelling *p = xpb_precision_spellings; p->name; p++)
+        if (p->precision == precision)
+            return p->name;
     return "unknown";
 }
 

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "cli_common.h"
 #include "conformance.h"
+#include "names.h"
 
 static void usage(FILE *f)
 {
@@ -70,19 +71,9 @@ int xpb_cli_conformance(int argc, char **argv)
         } else if (strcmp(a, "--backend") == 0) {
             backend = v;
         } else if (strcmp(a, "--precision") == 0) {
-            if (strcmp(v, "fp32") == 0)
-                opt.precision = XPB_PRECISION_FP32;
-            else if (strcmp(v, "bf16") == 0 || strcmp(v, "bf16-mixed") == 0)
-                opt.precision = XPB_PRECISION_BF16_MIXED;
-            else if (strcmp(v, "tf32") == 0)
-                opt.precision = XPB_PRECISION_TF32;
-            else if (strcmp(v, "fp16") == 0 || strcmp(v, "fp16-mixed") == 0)
-                opt.precision = XPB_PRECISION_FP16_MIXED;
-            else {
-                fprintf(stderr,
-                        "xpubench conformance: --precision '%s': expected fp32, bf16, tf32 or "
-                        "fp16\n",
-                        v);
+            if (xpb_precision_parse(&opt.precision, v) != 0) {
+                fprintf(stderr, "xpubench conformance: --precision '%s': expected %s\n", v,
+                        xpb_precision_expected());
                 return XPB_EXIT_USAGE;
             }
         } else if (strcmp(a, "--fusion") == 0) {

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "atomic_file.h"
+#include "names.h"
 
 #ifndef XPB_VERSION
 #define XPB_VERSION "0.0.0" /* the build defines it from the project version */
@@ -269,8 +270,9 @@ static const char *comparison_kind(const json_t *base, const json_t *cand)
     const json_t *bv = json_object_get(bc, axes[differing]);
     switch (differing) {
     case 0:
-        return json_is_string(bv) && strcmp(json_string_value(bv), "cpu_ref") == 0 ? "backend"
-                                                                                   : NULL;
+        return json_is_string(bv) && strcmp(json_string_value(bv), XPB_REFERENCE_BACKEND) == 0
+                   ? "backend"
+                   : NULL;
     case 1: /* only between runs of a backend that fuses (or documents that do not say) */
         if (!backend_may_fuse(base) || !backend_may_fuse(cand))
             return NULL;

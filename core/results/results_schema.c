@@ -7,6 +7,8 @@
  * plain code. The first problem found is reported, led by its JSON path. */
 #include "results.h"
 
+#include "names.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,7 +70,6 @@ static const char *const tool_names[] = {"xpubench", NULL};
 static const char *const plugin_kinds[] = {"backend", "model", NULL};
 static const char *const statuses[] = {"ok", "unsupported", "failed", "interrupted", NULL};
 static const char *const modes[] = {"train", "inference", NULL};
-static const char *const precisions[] = {"fp32", "tf32", "bf16-mixed", "fp16-mixed", NULL};
 static const char *const transfers[] = {"resident", "streamed", NULL};
 static const char *const optimizers[] = {"sgd", "adam", NULL};
 static const char *const units[] = {"samples/s", NULL};
@@ -140,7 +141,7 @@ static const struct field config_fields[] = {
     STR("variant", F_REQ),
     ENUM("mode", F_REQ, modes),
     INT("batch", F_REQ, R_GE1),
-    ENUM("precision", F_REQ, precisions),
+    ENUM("precision", F_REQ, xpb_precision_names),
     STR("backend", F_REQ | F_NONEMPTY),
     BOOL("fusion", F_REQ),
     INT("threads", F_REQ, R_GE0),
@@ -171,7 +172,7 @@ static const struct field device_fields[] = {
     STR("driver", F_REQ),
     STR("libraries", F_REQ),
     INT("threads", F_REQ, R_GE0),
-    {"peak_flops", K_NUMMAP, F_REQ, R_GE0, precisions, NULL},
+    {"peak_flops", K_NUMMAP, F_REQ, R_GE0, xpb_precision_names, NULL},
     ARR("capabilities", 0, string_element),
     END,
 };

@@ -84,8 +84,6 @@ static json_t *capabilities_json(uint64_t caps)
 
 static json_t *device_json(const xpb_device_info *d, uint64_t caps)
 {
-    static const char *const prec[XPB_PRECISION_COUNT] = {NULL, "fp32", "tf32", "bf16-mixed",
-                                                          "fp16-mixed"};
     json_t *j = json_object(), *peak = json_object();
     json_object_set_new(j, "name", json_string(d->name));
     json_object_set_new(j, "driver", json_string(d->driver));
@@ -93,7 +91,7 @@ static json_t *device_json(const xpb_device_info *d, uint64_t caps)
     json_object_set_new(j, "threads", json_integer(d->threads));
     for (int p = 1; p < XPB_PRECISION_COUNT; p++)
         if (d->peak_flops[p] > 0)
-            json_object_set_new(peak, prec[p], json_real(d->peak_flops[p]));
+            json_object_set_new(peak, xpb_precision_name((uint32_t)p), json_real(d->peak_flops[p]));
     json_object_set_new(j, "peak_flops", peak);
     json_object_set_new(j, "capabilities", capabilities_json(caps));
     return j;
@@ -330,7 +328,7 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
     json_object_set_new(run, "config", config);
     json_object_set_new(verification, "requested", json_boolean(cfg->verify));
     json_object_set_new(verification, "verified", json_null());
-    json_object_set_new(verification, "reference", json_string("cpu_ref"));
+    json_object_set_new(verification, "reference", json_string(XPB_REFERENCE_BACKEND));
     json_object_set_new(verification, "max_rel_error", json_null());
     json_object_set_new(verification, "message", json_string(""));
 
