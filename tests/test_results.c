@@ -140,6 +140,26 @@ static json_t *valid_doc(void)
     return parse(valid_text);
 }
 
+/* valid_doc() as schema version 2: what every run of version 2 has besides version 1's. */
+static json_t *valid_doc_v2(void)
+{
+    json_t *doc = valid_doc();
+    json_object_set_new(doc, "schema_version", json_integer(2));
+    json_t *runs = json_object_get(doc, "runs");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        json_t *run = json_array_get(runs, i);
+        json_object_set_new(json_object_get(run, "config"), "allow_emulated", json_false());
+        json_t *device = json_object_get(run, "device");
+        if (!device)
+            continue;
+        json_object_set_new(device, "kind", json_string(i == 0 ? "cpu" : "gpu"));
+        json_object_set_new(device, "precisions",
+                            parse("{'fp32': 'native', 'bf16-mixed': 'emulated'}"));
+        json_object_set_new(device, "capabilities", parse("['fusion', 'threads']"));
+    }
+    return doc;
+}
+
 /* ---- paths such as "runs[0].metrics.throughput.median" ---- */
 
 /* The container holding the last segment of `path`, with that segment in *key or *index
@@ -358,7 +378,9 @@ static void test_bad_values(void **state)
     (void)state;
     static const struct bad_value cases[] = {
         {"schema", "'other'", NULL, "not an xpubench results document"},
-        {"schema_version", "2", NULL, "version 2 is not supported"},
+        {"schema_version", "3", NULL,
+         "version 3 is not supported (this build reads versions 1 to 2)"},
+        {"schema_version", "0", NULL, "version 0 is not supported"},
         {"schema_version", "1.0", NULL, "not supported"},
         {"tool.name", "'other'", NULL, "expected \"xpubench\", found \"other\""},
         {"tool.version", "''", NULL, "non-empty string"},
@@ -606,7 +628,7 @@ static void test_new_document(void **state)
     json_t *doc = xpb_results_new();
     assert_non_null(doc);
     assert_string_equal(json_string_value(json_object_get(doc, "schema")), "xpubench-results");
-    assert_int_equal(json_integer_value(json_object_get(doc, "schema_version")), 1);
+    assert_int_equal(json_integer_value(json_object_get(doc, "schema_version")), 2);
     assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "tool"), "name")),
                         "xpubench");
     const char *created = json_string_value(json_object_get(doc, "created"));
@@ -658,8 +680,8 @@ static void test_load_errors(void **state)
     expect_load_failure(dir, "{\"a\": 1e999}", (size_t)-1, XPB_PARSE_ERROR, "real number overflow");
     expect_load_failure(dir, "{\"a\": 99999999999999999999}", (size_t)-1, XPB_PARSE_ERROR,
                         "too big integer");
-    expect_load_failure(dir, "{\"schema\": \"xpubench-results\", \"schema_version\": 2}",
-                        (size_t)-1, XPB_PARSE_ERROR, "bad.json: schema_version: version 2");
+    expect_load_failure(dir, "{\"schema\": \"xpubench-results\", \"schema_version\": 3}",
+                        (size_t)-1, XPB_PARSE_ERROR, "bad.json: schema_version: version 3");
 
     /* A valid document cut in half: the parser's position is in the message. */
     json_t *doc = valid_doc();
@@ -947,6 +969,50 @@ static void test_comparisons(void **state)
     json_decref(doc);
 }
 
+/* Version 2 documents: their keys required, unknown in version 1, checked by value. */
+static void test_version_2(void **state)
+{
+    (void)state;
+    xpb_err err = {{0}};
+    json_t *doc = valid_doc_v2();
+    if (xpb_results_validate(doc, &err) != XPB_OK)
+        fail_msg("%s", err.msg);
+    static const struct {
+        const char *path, *value, *says;
+    } bad[] = {
+        {"runs[0].device.kind", NULL, "runs[0].device.kind: required key missing"},
+        {"runs[0].device.kind", "'npu'", "runs[0].device.kind: expected one of \"cpu\""},
+        {"runs[0].device.precisions", NULL, "runs[0].device.precisions: required key missing"},
+        {"runs[0].device.precisions", "{'fp32': 'fast'}",
+         "runs[0].device.precisions.fp32: expected one of \"native\", \"emulated\""},
+        {"runs[0].device.precisions", "{'fp64': 'native'}",
+         "runs[0].device.precisions.fp64: unknown key"},
+        {"runs[0].device.capabilities", NULL, "runs[0].device.capabilities: required key missing"},
+        {"runs[1].config.allow_emulated", NULL,
+         "runs[1].config.allow_emulated: required key missing"},
+        {"runs[1].config.allow_emulated", "1", "expected true or false, found number 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *d = valid_doc_v2();
+        if (bad[i].value)
+            set_path(d, bad[i].path, parse(bad[i].value));
+        else
+            delete_path(d, bad[i].path);
+        err.msg[0] = '\0';
+        if (xpb_results_validate(d, &err) != XPB_PARSE_ERROR || !strstr(err.msg, bad[i].says))
+            fail_msg("%s: expected \"%s\", got \"%s\"", bad[i].path, bad[i].says, err.msg);
+        json_decref(d);
+    }
+    json_decref(doc);
+
+    /* A key of version 2 in a version-1 document is unknown there, and says so. */
+    json_t *v1 = valid_doc();
+    set_path(v1, "runs[0].device.kind", json_string("cpu"));
+    assert_int_equal(xpb_results_validate(v1, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[0].device.kind: not part of schema version 1"));
+    json_decref(v1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -955,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_good_values),    cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_new_document),   cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_table),          cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_version_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "builder.h"
 #include "model_program.h"
+#include "program_abi.h"
 
 /* Gradient contributions collected for one value before they are summed. */
 typedef struct contrib {
@@ -864,17 +865,14 @@ xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api
                                                             g->phases[p].losses[i].weight};
         }
     compute_lifetimes(mp);
-    mp->program = (xpb_program){.struct_size = sizeof(xpb_program),
-                                .opset = XPB_OPSET_VERSION,
-                                .training = mp->training,
+    mp->program = (xpb_program){.training = mp->training,
                                 .n_tensors = mp->n_tensors,
                                 .n_ops = mp->n_ops,
                                 .n_phases = mp->n_phases,
-                                .tensor_stride = sizeof(xpb_tensor_desc),
-                                .op_stride = sizeof(xpb_op),
                                 .tensors = mp->tensors,
                                 .ops = mp->ops,
                                 .phases = mp->phases};
+    xpb_program_seal(&mp->program, mp->ops);
     count_model(mp, g, NULL);
     st = XPB_OK;
 free_lowering:

@@ -317,6 +317,14 @@ static xpb_status b_input(xpb_value *out, xpb_builder *b, const xpb_input_desc *
     if (!(d->lo <= d->hi))
         return fail(b, XPB_INVALID_ARGUMENT, "input '%s': range lo %g > hi %g", d->name, d->lo,
                     d->hi);
+    /* Throughput is batch x steps / time: an input that ignores the batch would make every
+     * number of the run wrong without a word. */
+    if (d->ndim < 1 || d->ndim > XPB_MAX_DIMS || d->dims[0] != (int64_t)b->g->batch)
+        return fail(b, XPB_INVALID_ARGUMENT,
+                    "input '%s': the first dimension must be the batch size %u, found %s%lld",
+                    d->name ? d->name : "(unnamed)", b->g->batch,
+                    d->ndim < 1 || d->ndim > XPB_MAX_DIMS ? "ndim " : "",
+                    (long long)(d->ndim < 1 || d->ndim > XPB_MAX_DIMS ? d->ndim : d->dims[0]));
     xpb_gvalue v = {.name = (char *)d->name,
                     .kind = XPB_VALUE_INPUT,
                     .dtype = d->dtype,
@@ -594,6 +602,14 @@ static xpb_status b_loss(xpb_builder *b, uint32_t phase, xpb_value loss, double 
     return XPB_OK;
 }
 
+/* A refusal in the model's own words (model.h, ABI 1.1). */
+static xpb_status b_fail(xpb_builder *b, xpb_status status, const char *message)
+{
+    if (status == XPB_OK) /* a refusal must fail: make it an invalid argument */
+        status = XPB_INVALID_ARGUMENT;
+    return fail(b, status, "%s", message ? message : "refused the build (no message)");
+}
+
 static const xpb_builder_api builder_api = {
     .struct_size = sizeof(xpb_builder_api),
     .last_error = b_last_error,
@@ -612,6 +628,7 @@ static const xpb_builder_api builder_api = {
     .group = b_group,
     .phase = b_phase,
     .loss = b_loss,
+    .fail = b_fail,
 };
 
 xpb_status xpb_build_graph(xpb_graph **out, const xpb_model_api *model, const char *model_name,

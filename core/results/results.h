@@ -1,5 +1,5 @@
-/* Results documents: one JSON document per invocation (schema "xpubench-results", version 1,
- * described field by field in docs/results.md). The runner builds the document with jansson,
+/* Results documents: one JSON document per invocation (schema "xpubench-results", version 2;
+ * version 1 still reads; described field by field in docs/results.md). The runner builds the document with jansson,
  * these functions create, validate, write, load, summarise and compare it. The CLI and the
  * leaderboard validate with the same function. */
 #ifndef XPB_CORE_RESULTS_H
@@ -12,7 +12,9 @@
 #include "error.h"
 
 #define XPB_RESULTS_SCHEMA "xpubench-results"
-#define XPB_RESULTS_SCHEMA_VERSION 1
+/* The version this build writes, and the oldest it still reads (docs/results.md, "Versions"). */
+#define XPB_RESULTS_SCHEMA_VERSION 2
+#define XPB_RESULTS_SCHEMA_MIN_VERSION 1
 /* Largest results file xpb_results_load accepts. */
 #define XPB_RESULTS_MAX_BYTES (64u * 1024u * 1024u)
 

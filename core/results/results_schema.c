@@ -1,4 +1,4 @@
-/* Validation of results documents against schema version 1 (docs/results.md).
+/* Validation of results documents against schema versions 1 and 2 (docs/results.md).
  *
  * The shape of the document is a set of static field tables below, one per object, that
  * mirror docs/results.md; a generic walker checks presence, types, ranges and enumerations
@@ -27,6 +27,7 @@ enum kind {
     K_SHA256, /* 64 lower-case hex digits */
     K_TIME,   /* "YYYY-MM-DDTHH:MM:SSZ" */
     K_ABI,    /* "<major>.<minor>" */
+    K_MAP,    /* an object whose keys come from `names` (any key when NULL), values as sub[0] */
 };
 
 enum flag {
@@ -48,19 +49,31 @@ struct field {
     unsigned char kind, flags, range;
     const char *const *names;
     const struct field *sub;
+    /* The schema version that introduced the key. In an older document the key is unknown;
+     * F_REQ applies from this version on. */
+    unsigned char since;
 };
 
 /* One-line initialisers; clang-format would spread each macro over four lines. */
 /* clang-format off */
-#define STR(k, f) {k, K_STRING, f, R_ANY, NULL, NULL}
-#define INT(k, f, r) {k, K_INT, f, r, NULL, NULL}
-#define NUM(k, f, r) {k, K_NUMBER, f, r, NULL, NULL}
-#define BOOL(k, f) {k, K_BOOL, f, R_ANY, NULL, NULL}
-#define ENUM(k, f, n) {k, K_ENUM, f, R_ANY, n, NULL}
-#define OBJ(k, f, s) {k, K_OBJECT, f, R_ANY, NULL, s}
-#define ARR(k, f, e) {k, K_ARRAY, f, R_ANY, NULL, e}
-#define SPECIAL(k, kind, f) {k, kind, f, R_ANY, NULL, NULL}
-#define END {NULL, 0, 0, 0, NULL, NULL}
+#define STR(k, f) {k, K_STRING, f, R_ANY, NULL, NULL, 1}
+#define INT(k, f, r) {k, K_INT, f, r, NULL, NULL, 1}
+#define NUM(k, f, r) {k, K_NUMBER, f, r, NULL, NULL, 1}
+#define BOOL(k, f) {k, K_BOOL, f, R_ANY, NULL, NULL, 1}
+#define ENUM(k, f, n) {k, K_ENUM, f, R_ANY, n, NULL, 1}
+#define OBJ(k, f, s) {k, K_OBJECT, f, R_ANY, NULL, s, 1}
+#define ARR(k, f, e) {k, K_ARRAY, f, R_ANY, NULL, e, 1}
+#define SPECIAL(k, kind, f) {k, kind, f, R_ANY, NULL, NULL, 1}
+#define END {NULL, 0, 0, 0, NULL, NULL, 1}
+/* Fields introduced by schema version 2. */
+#define STR2(k, f) {k, K_STRING, f, R_ANY, NULL, NULL, 2}
+#define INT2(k, f, r) {k, K_INT, f, r, NULL, NULL, 2}
+#define NUM2(k, f, r) {k, K_NUMBER, f, r, NULL, NULL, 2}
+#define BOOL2(k, f) {k, K_BOOL, f, R_ANY, NULL, NULL, 2}
+#define ENUM2(k, f, n) {k, K_ENUM, f, R_ANY, n, NULL, 2}
+#define OBJ2(k, f, s) {k, K_OBJECT, f, R_ANY, NULL, s, 2}
+#define ARR2(k, f, e) {k, K_ARRAY, f, R_ANY, NULL, e, 2}
+#define MAP2(k, f, n, e) {k, K_MAP, f, R_ANY, n, e, 2}
 /* clang-format on */
 
 /* ---- the schema ---- */
@@ -156,6 +169,7 @@ static const struct field config_fields[] = {
     ENUM("transfer", F_REQ, transfers),
     OBJ("optimizer", 0, optimizer_fields),
     SPECIAL("params", K_STRMAP, F_REQ),
+    BOOL2("allow_emulated", F_REQ),
     END,
 };
 
@@ -167,13 +181,19 @@ static const struct field model_fields[] = {
     END,
 };
 
+static const char *const device_kinds[] = {"cpu", "gpu", "accelerator", "unknown", NULL};
+static const char *const precision_support[] = {"native", "emulated", NULL};
+static const struct field precision_support_element[] = {ENUM(NULL, F_REQ, precision_support)};
+
 static const struct field device_fields[] = {
     STR("name", F_REQ),
     STR("driver", F_REQ),
     STR("libraries", F_REQ),
     INT("threads", F_REQ, R_GE0),
-    {"peak_flops", K_NUMMAP, F_REQ, R_GE0, xpb_precision_names, NULL},
-    ARR("capabilities", 0, string_element),
+    {"peak_flops", K_NUMMAP, F_REQ, R_GE0, xpb_precision_names, NULL, 1},
+    ARR2("capabilities", F_REQ, string_element),
+    ENUM2("kind", F_REQ, device_kinds),
+    MAP2("precisions", F_REQ, xpb_precision_names, precision_support_element),
     END,
 };
 
@@ -269,7 +289,7 @@ static const struct field comparison_element[] = {OBJ(NULL, F_REQ, comparison_fi
 
 static const struct field document_fields[] = {
     ENUM("schema", F_REQ, schema_names),
-    INT("schema_version", F_REQ, R_GE1), /* == 1, checked first */
+    INT("schema_version", F_REQ, R_GE1), /* 1 or 2, checked first */
     OBJ("tool", F_REQ, tool_fields),
     SPECIAL("created", K_TIME, F_REQ),
     OBJ("scenario", F_REQ, scenario_fields),
@@ -283,6 +303,7 @@ static const struct field document_fields[] = {
 /* ---- the walker ---- */
 
 struct vctx {
+    int version; /* the document's schema_version */
     xpb_err *err;
     char path[768];
     size_t len;
@@ -371,6 +392,9 @@ static void describe_expected(char *buf, size_t size, const struct field *f)
         break;
     case K_ABI:
         n = (size_t)snprintf(buf, size, "an ABI version \"<major>.<minor>\"");
+        break;
+    case K_MAP:
+        n = (size_t)snprintf(buf, size, "an object");
         break;
     }
     if ((f->flags & F_NULL) && n < size)
@@ -514,9 +538,13 @@ static int check_object(struct vctx *c, const json_t *obj, const struct field *f
     for (void *it = json_object_iter((json_t *)obj); it;
          it = json_object_iter_next((json_t *)obj, it)) {
         const char *key = json_object_iter_key(it);
-        if (find_field(fields, key))
+        const struct field *f = find_field(fields, key);
+        if (f && f->since <= c->version)
             continue;
         size_t old = push_key(c, key);
+        if (f)
+            return fail(c, "not part of schema version %d (introduced by version %d)", c->version,
+                        f->since);
         if (strcmp(key, "extra") != 0)
             return fail(c, "unknown key (free-form data belongs in an \"extra\" object)");
         if (!json_is_object(json_object_iter_value(it)))
@@ -526,6 +554,8 @@ static int check_object(struct vctx *c, const json_t *obj, const struct field *f
     }
     for (const struct field *f = fields; f->key; f++) {
         const json_t *v = json_object_get(obj, f->key);
+        if (f->since > c->version)
+            continue; /* absent: checked above */
         size_t old = push_key(c, f->key);
         if (!v && (f->flags & F_REQ))
             return fail(c, "required key missing");
@@ -593,6 +623,24 @@ static int check_value(struct vctx *c, const json_t *v, const struct field *f)
         for (size_t i = 0; i < json_array_size(v); i++) {
             size_t old = push_index(c, i);
             if (check_value(c, json_array_get(v, i), &f->sub[0]) != 0)
+                return -1;
+            pop(c, old);
+        }
+        return 0;
+    }
+    case K_MAP: {
+        if (!json_is_object(v))
+            return type_error(c, f, v);
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
+            const char *key = json_object_iter_key(it);
+            size_t old = push_key(c, key);
+            size_t i = 0;
+            while (f->names && f->names[i] && strcmp(f->names[i], key) != 0)
+                i++;
+            if (f->names && !f->names[i])
+                return fail(c, "unknown key");
+            if (check_value(c, json_object_iter_value(it), &f->sub[0]) != 0)
                 return -1;
             pop(c, old);
         }
@@ -787,14 +835,16 @@ xpb_status xpb_results_validate(const json_t *doc, xpb_err *err)
     const json_t *version = json_object_get(doc, "schema_version");
     if (!version)
         return xpb_err_set(err, XPB_PARSE_ERROR, "schema_version: required key missing");
-    if (!json_is_integer(version) || json_integer_value(version) != XPB_RESULTS_SCHEMA_VERSION) {
+    if (!json_is_integer(version) || json_integer_value(version) < XPB_RESULTS_SCHEMA_MIN_VERSION ||
+        json_integer_value(version) > XPB_RESULTS_SCHEMA_VERSION) {
         char found[128];
         describe_found(found, sizeof found, version, 1);
         return xpb_err_set(err, XPB_PARSE_ERROR,
                            "schema_version: version %s is not supported (this build reads "
-                           "version %d)",
-                           found, XPB_RESULTS_SCHEMA_VERSION);
+                           "versions %d to %d)",
+                           found, XPB_RESULTS_SCHEMA_MIN_VERSION, XPB_RESULTS_SCHEMA_VERSION);
     }
+    c.version = (int)json_integer_value(version);
 
     if (check_object(&c, doc, document_fields) != 0)
         return XPB_PARSE_ERROR;

@@ -283,17 +283,25 @@ uint64_t xpb_plugin_caps(const xpb_plugin_descriptor *d)
 {
     if (!XPB_HAS_MEMBER(d, xpb_plugin_descriptor, api))
         return 0;
-    uint64_t caps = d->caps;
+    /* Since ABI 1.1 only behaviour without an entry point of its own is a bit; what an
+     * optional entry point does is said by its presence, whatever the plugin's bits say. */
+    uint64_t caps = d->caps & (XPB_CAP_FUSION | XPB_CAP_THREADS);
     if (d->kind == XPB_PLUGIN_BACKEND) {
         const xpb_backend_api *api = d->api;
-        if (!XPB_MEMBER_OR(api, xpb_backend_api, profile_read, NULL))
-            caps &= ~XPB_CAP_PROFILING;
-        if (!XPB_MEMBER_OR(api, xpb_backend_api, memory_stats, NULL))
-            caps &= ~XPB_CAP_MEMORY_STATS;
-        if (!XPB_MEMBER_OR(api, xpb_backend_api, energy_read, NULL))
-            caps &= ~XPB_CAP_ENERGY;
+        if (XPB_MEMBER_OR(api, xpb_backend_api, profile_read, NULL))
+            caps |= XPB_CAP_PROFILING;
+        if (XPB_MEMBER_OR(api, xpb_backend_api, memory_stats, NULL))
+            caps |= XPB_CAP_MEMORY_STATS;
+        if (XPB_MEMBER_OR(api, xpb_backend_api, energy_read, NULL))
+            caps |= XPB_CAP_ENERGY;
     }
     return caps;
+}
+
+uint32_t xpb_plugin_opset(const xpb_plugin_descriptor *d)
+{
+    uint32_t opset = XPB_MEMBER_OR(d, xpb_plugin_descriptor, opset, 0u);
+    return opset ? opset : 1u;
 }
 
 /* ---- loading ---- */

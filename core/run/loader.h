@@ -64,10 +64,15 @@ const char *xpb_registry_problem(const xpb_registry *r, size_t i);
  * pointer obtained from it becomes invalid. NULL is a no-op. */
 void xpb_registry_free(xpb_registry *r);
 
-/* The capability bits of a loaded plugin as this host can use them: the descriptor's caps,
- * with XPB_CAP_PROFILING, XPB_CAP_MEMORY_STATS and XPB_CAP_ENERGY cleared when the matching
- * optional entry point of a backend is absent (NULL, or beyond the table's struct_size). */
+/* The capability bits of a loaded plugin as this host can use them (docs/plugin-abi.md,
+ * "Capability bits, revisited"): the descriptor's XPB_CAP_FUSION and XPB_CAP_THREADS, plus
+ * XPB_CAP_PROFILING, XPB_CAP_MEMORY_STATS and XPB_CAP_ENERGY exactly when the matching
+ * optional entry point of a backend is present (non-NULL within the table's struct_size). */
 uint64_t xpb_plugin_caps(const xpb_plugin_descriptor *d);
+
+/* The highest op set the plugin knows: its descriptor's `opset` (ABI 1.1), 1 for a plugin
+ * that does not say (ABI 1.0). */
+uint32_t xpb_plugin_opset(const xpb_plugin_descriptor *d);
 
 /* "backend", "model" or "unknown"; static. */
 const char *xpb_plugin_kind_name(uint32_t kind);

@@ -21,7 +21,4 @@ typedef struct xpb_runner_opts {
 json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
                     const xpb_runner_opts *opts);
 
-/* The config object of a run (docs/results.md), owned by the caller. */
-json_t *xpb_run_config_json(const xpb_run_config *cfg);
-
 #endif

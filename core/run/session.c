@@ -6,10 +6,13 @@
 #include <string.h>
 
 #include "clock.h"
+#include "loader.h"
+#include "names.h"
+#include "program_abi.h"
 
-xpb_status xpb_session_open(xpb_session *s, const xpb_backend_api *api, uint32_t device,
-                            const xpb_model_program *mp, const xpb_compile_options *opts,
-                            xpb_err *err)
+/* Opens the device and reads its info into the (zeroed) session. */
+static xpb_status open_device(xpb_session *s, const xpb_backend_api *api, uint32_t device,
+                              const xpb_model_program *mp, xpb_err *err)
 {
     xpb_status st;
     memset(s, 0, sizeof *s);
@@ -22,17 +25,30 @@ xpb_status xpb_session_open(xpb_session *s, const xpb_backend_api *api, uint32_t
         xpb_err_set(err, st, "device_info: %s", api->last_error(s->backend));
         goto close_backend;
     }
-    if ((st = api->compile(&s->exe, s->backend, &mp->program, opts))) {
+    return XPB_OK;
+close_backend:
+    api->close(s->backend);
+    s->backend = NULL;
+    return st;
+}
+
+/* Compiles on the opened device and writes the initial values and batch 0; closes the device
+ * on failure. */
+static xpb_status compile_program(xpb_session *s, const xpb_compile_options *opts, xpb_err *err)
+{
+    xpb_status st;
+    const xpb_backend_api *api = s->api;
+    if ((st = api->compile(&s->exe, s->backend, &s->mp->program, opts))) {
         xpb_err_set(err, st, "%s", api->last_error(s->backend));
         goto close_backend;
     }
-    size_t bytes = xpb_model_program_max_input_bytes(mp);
+    size_t bytes = xpb_model_program_max_input_bytes(s->mp);
     if (!(s->scratch = malloc(bytes ? bytes : 4))) {
         st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
         goto destroy_exe;
     }
-    if ((st = xpb_model_program_write_initial(mp, api, s->exe, err)) ||
-        (st = xpb_model_program_write_batch(mp, api, s->exe, 0, s->scratch, err)))
+    if ((st = xpb_model_program_write_initial(s->mp, api, s->exe, err)) ||
+        (st = xpb_model_program_write_batch(s->mp, api, s->exe, 0, s->scratch, err)))
         goto free_scratch;
     return XPB_OK;
 free_scratch:
@@ -45,6 +61,52 @@ close_backend:
     api->close(s->backend);
     s->backend = NULL;
     return st;
+}
+
+xpb_status xpb_session_open(xpb_session *s, const xpb_backend_api *api, uint32_t device,
+                            const xpb_model_program *mp, const xpb_compile_options *opts,
+                            xpb_err *err)
+{
+    xpb_status st = open_device(s, api, device, mp, err);
+    return st ? st : compile_program(s, opts, err);
+}
+
+xpb_status xpb_session_check_opset(const xpb_plugin_descriptor *plugin, const xpb_program *p,
+                                   xpb_err *err)
+{
+    uint32_t known = xpb_plugin_opset(plugin);
+    const xpb_op *op = p->opset > known ? xpb_program_first_op_beyond(p, known) : NULL;
+    if (!op)
+        return XPB_OK;
+    return xpb_err_set(err, XPB_UNSUPPORTED,
+                       "backend '%s' %s knows op set %u; op %s (layer '%s') is from op set %u",
+                       plugin->name, plugin->version, known, xpb_op_kind_name(p, op),
+                       op->layer ? op->layer : "", op->opset);
+}
+
+xpb_status xpb_session_open_for_run(xpb_session *s, const xpb_plugin_descriptor *plugin,
+                                    uint32_t device, const xpb_model_program *mp,
+                                    const xpb_compile_options *opts, int allow_emulated,
+                                    xpb_err *err)
+{
+    xpb_status st;
+    const xpb_backend_api *api = plugin->api;
+    if ((st = xpb_session_check_opset(plugin, &mp->program, err)))
+        return st;
+    if ((st = open_device(s, api, device, mp, err)))
+        return st;
+    uint32_t bit = XPB_PRECISION_BIT(opts->precision);
+    if ((s->info.emulated_precisions & bit) && !allow_emulated) {
+        xpb_err_set(err, XPB_UNSUPPORTED,
+                    "precision %s is only emulated on %s (backend '%s': no native hardware "
+                    "support, slower than its fp32); set allow_emulated: true to measure it "
+                    "anyway",
+                    xpb_precision_name(opts->precision), s->info.name, plugin->name);
+        api->close(s->backend);
+        memset(s, 0, sizeof *s);
+        return XPB_UNSUPPORTED;
+    }
+    return compile_program(s, opts, err);
 }
 
 void xpb_session_close(xpb_session *s)

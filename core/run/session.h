@@ -5,6 +5,7 @@
 
 #include <xpubench/backend.h>
 
+#include "loader.h"
 #include "model_program.h"
 
 typedef struct xpb_session {
@@ -24,6 +25,21 @@ xpb_status xpb_session_open(xpb_session *s, const xpb_backend_api *api, uint32_t
                             const xpb_model_program *mp, const xpb_compile_options *opts,
                             xpb_err *err);
 void xpb_session_close(xpb_session *s);
+
+/* XPB_UNSUPPORTED when `p` needs an op set above the one backend `plugin` knows, with a
+ * message naming the plugin and the first such op ("backend 'x' 1.0.0 knows op set 1; op
+ * ALL_REDUCE (layer 'grads') is from op set 2"); XPB_OK otherwise. */
+xpb_status xpb_session_check_opset(const xpb_plugin_descriptor *plugin, const xpb_program *p,
+                                   xpb_err *err);
+
+/* xpb_session_open for a measured run: refuses first a program that needs a newer op set than
+ * the backend knows (xpb_session_check_opset), then, after opening the device, a precision the
+ * device only emulates unless `allow_emulated` (XPB_UNSUPPORTED, naming the precision, the
+ * device and the way out), before anything is compiled. */
+xpb_status xpb_session_open_for_run(xpb_session *s, const xpb_plugin_descriptor *plugin,
+                                    uint32_t device, const xpb_model_program *mp,
+                                    const xpb_compile_options *opts, int allow_emulated,
+                                    xpb_err *err);
 
 /* Runs every phase of one step, then synchronizes. `backend_seconds`, when not NULL, gets
  * the time spent inside the backend's run and synchronize calls. */

@@ -1,0 +1,73 @@
+/* Listing a backend's devices (see devices.h). */
+#include "devices.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *xpb_device_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case XPB_DEVICE_CPU:
+        return "cpu";
+    case XPB_DEVICE_GPU:
+        return "gpu";
+    case XPB_DEVICE_ACCELERATOR:
+        return "accelerator";
+    }
+    return "unknown";
+}
+
+/* The reason of a failed open or device_count, from last_error(NULL). */
+static void set_reason(xpb_device_list *out, const xpb_backend_api *api, xpb_status st)
+{
+    const char *why = api->last_error ? api->last_error(NULL) : NULL;
+    snprintf(out->reason, sizeof out->reason, "%s", why && why[0] ? why : xpb_strerror(st));
+}
+
+/* ABI 1.0 backends: open device 0 and ask it. */
+static xpb_status by_opening(xpb_device_list *out, const xpb_backend_api *api)
+{
+    xpb_backend *be = NULL;
+    xpb_status st = api->open(&be, 0);
+    if (st != XPB_OK) {
+        set_reason(out, api, st);
+        return st == XPB_NO_DEVICE ? XPB_OK : st;
+    }
+    out->info[0].struct_size = sizeof out->info[0];
+    st = api->device_info(be, &out->info[0]);
+    if (st == XPB_OK) {
+        out->count = out->described = 1;
+    } else {
+        snprintf(out->reason, sizeof out->reason, "device_info: %s", api->last_error(be));
+    }
+    api->close(be);
+    return st;
+}
+
+xpb_status xpb_backend_devices(xpb_device_list *out, const xpb_plugin_descriptor *d)
+{
+    memset(out, 0, sizeof *out);
+    const xpb_backend_api *api = d->api;
+    xpb_status (*count)(uint32_t *) = XPB_MEMBER_OR(api, xpb_backend_api, device_count, NULL);
+    xpb_status (*describe)(uint32_t, xpb_device_info *) =
+        XPB_MEMBER_OR(api, xpb_backend_api, describe_device, NULL);
+    if (!count || !describe)
+        return by_opening(out, api);
+    uint32_t n = 0;
+    xpb_status st = count(&n);
+    if (st != XPB_OK || n == 0) {
+        set_reason(out, api, st == XPB_OK ? XPB_NO_DEVICE : st);
+        return st == XPB_NO_DEVICE || st == XPB_OK ? XPB_OK : st;
+    }
+    out->count = n;
+    for (uint32_t i = 0; i < n && i < XPB_DEVICES_MAX; i++) {
+        out->info[i].struct_size = sizeof out->info[i];
+        if ((st = describe(i, &out->info[i])) != XPB_OK) {
+            snprintf(out->reason, sizeof out->reason, "describe_device(%u): %s", i,
+                     api->last_error(NULL));
+            return st;
+        }
+        out->described = i + 1;
+    }
+    return XPB_OK;
+}

@@ -1,0 +1,221 @@
+/* The JSON of one run (see run_record.h). */
+#include "run_record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "devices.h"
+#include "env.h"
+#include "names.h"
+#include "stats.h"
+
+json_t *xpb_run_config_json(const xpb_run_config *cfg)
+{
+    json_t *c = json_object(), *params = json_object();
+    json_object_set_new(c, "model", json_string(cfg->model));
+    json_object_set_new(c, "variant", json_string(cfg->variant ? cfg->variant : "default"));
+    json_object_set_new(c, "mode", json_string(xpb_mode_name(cfg->mode)));
+    json_object_set_new(c, "batch", json_integer(cfg->batch));
+    json_object_set_new(c, "precision", json_string(xpb_precision_name(cfg->precision)));
+    json_object_set_new(c, "backend", json_string(cfg->backend));
+    json_object_set_new(c, "fusion", json_boolean(cfg->fusion));
+    json_object_set_new(c, "threads", json_integer(cfg->threads));
+    json_object_set_new(c, "device", json_integer(cfg->device));
+    json_object_set_new(c, "warmup", json_integer(cfg->warmup));
+    json_object_set_new(c, "min_steps", json_integer(cfg->min_steps));
+    json_object_set_new(c, "min_time_s", json_real(cfg->min_time));
+    json_object_set_new(c, "max_steps", json_integer(cfg->max_steps));
+    json_object_set_new(c, "repeats", json_integer(cfg->repeats));
+    json_object_set_new(c, "seed", json_integer((json_int_t)(cfg->seed & INT64_MAX)));
+    json_object_set_new(c, "data", json_string(cfg->data ? cfg->data : "synthetic"));
+    json_object_set_new(c, "transfer", json_string(xpb_transfer_name(cfg->transfer)));
+    for (size_t i = 0; i < cfg->n_params; i++)
+        json_object_set_new(params, cfg->params[i].key, json_string(cfg->params[i].value));
+    json_object_set_new(c, "params", params);
+    json_object_set_new(c, "allow_emulated", json_boolean(cfg->allow_emulated));
+    return c;
+}
+
+json_t *xpb_optimizer_json(const xpb_optimizer_desc *o)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "kind", json_string(o->kind == XPB_OPTIMIZER_ADAM ? "adam" : "sgd"));
+    json_object_set_new(j, "lr", json_real(o->lr));
+    json_object_set_new(j, "momentum", json_real(o->momentum));
+    json_object_set_new(j, "weight_decay", json_real(o->weight_decay));
+    json_object_set_new(j, "beta1", json_real(o->beta1));
+    json_object_set_new(j, "beta2", json_real(o->beta2));
+    json_object_set_new(j, "eps", json_real(o->eps));
+    return j;
+}
+
+json_t *xpb_run_model_json(const xpb_model_program *mp)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "parameters", json_integer(mp->param_count));
+    json_object_set_new(j, "flops_per_sample_forward", json_integer(mp->flops_forward));
+    json_object_set_new(j, "flops_per_sample_train", json_integer(mp->flops_train));
+    json_object_set_new(j, "layers", json_integer(mp->layers));
+    return j;
+}
+
+/* What the backend honours, as the host can use it (xpb_plugin_caps), by name. */
+static json_t *capabilities_json(uint64_t caps)
+{
+    static const struct {
+        uint64_t bit;
+        const char *name;
+    } names[] = {{XPB_CAP_FUSION, "fusion"},
+                 {XPB_CAP_THREADS, "threads"},
+                 {XPB_CAP_PROFILING, "profiling"},
+                 {XPB_CAP_MEMORY_STATS, "memory_stats"},
+                 {XPB_CAP_ENERGY, "energy"}};
+    json_t *list = json_array();
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (caps & names[i].bit)
+            json_array_append_new(list, json_string(names[i].name));
+    return list;
+}
+
+json_t *xpb_run_device_json(const xpb_device_info *d, uint64_t caps)
+{
+    json_t *j = json_object(), *peak = json_object();
+    json_object_set_new(j, "name", json_string(d->name));
+    json_object_set_new(j, "driver", json_string(d->driver));
+    json_object_set_new(j, "libraries", json_string(d->libraries));
+    json_object_set_new(j, "threads", json_integer(d->threads));
+    for (int p = 1; p < XPB_PRECISION_COUNT; p++)
+        if (d->peak_flops[p] > 0)
+            json_object_set_new(peak, xpb_precision_name((uint32_t)p), json_real(d->peak_flops[p]));
+    json_object_set_new(j, "peak_flops", peak);
+    json_object_set_new(j, "capabilities", capabilities_json(caps));
+    json_object_set_new(j, "kind", json_string(xpb_device_kind_name(d->kind)));
+    json_t *support = json_object();
+    for (const xpb_precision_spelling *p = xpb_precision_spellings; p->name; p++)
+        if (d->precisions & XPB_PRECISION_BIT(p->precision))
+            json_object_set_new(support, p->name,
+                                json_string(d->emulated_precisions & XPB_PRECISION_BIT(p->precision)
+                                                ? "emulated"
+                                                : "native"));
+    json_object_set_new(j, "precisions", support);
+    return j;
+}
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
+                             const xpb_model_program *mp, const xpb_session *s)
+{
+    double joules = t->joules;
+    const char *energy_source = t->energy_source;
+    json_t *m = json_object(), *tp = json_object(), *reps = json_array(), *st = json_object();
+    size_t R = cfg->repeats;
+    double *thr = calloc(R, sizeof *thr);
+    if (!m || !thr) {
+        free(thr);
+        json_decref(m);
+        return NULL;
+    }
+    for (size_t r = 0; r < R; r++) {
+        thr[r] = t->repeat_seconds[r] > 0
+                     ? t->repeat_steps[r] * (double)cfg->batch / t->repeat_seconds[r]
+                     : 0;
+        json_t *e = json_object();
+        json_object_set_new(e, "steps", json_integer(t->repeat_steps[r]));
+        json_object_set_new(e, "seconds", json_real(t->repeat_seconds[r]));
+        json_object_set_new(e, "throughput", json_real(thr[r]));
+        json_array_append_new(reps, e);
+    }
+    xpb_summary ts, ss;
+    xpb_summarize(&ts, thr, R);
+    xpb_summarize(&ss, t->step_seconds, t->n_steps);
+    free(thr);
+    json_object_set_new(m, "timed_steps", json_integer((json_int_t)t->n_steps));
+    json_object_set_new(tp, "median", json_real(ts.p50));
+    json_object_set_new(tp, "min", json_real(ts.min));
+    json_object_set_new(tp, "max", json_real(ts.max));
+    json_object_set_new(tp, "unit", json_string("samples/s"));
+    json_object_set_new(m, "throughput", tp);
+    json_object_set_new(m, "repeats", reps);
+    json_object_set_new(st, "mean", json_real(ss.mean));
+    json_object_set_new(st, "p50", json_real(ss.p50));
+    json_object_set_new(st, "p95", json_real(ss.p95));
+    json_object_set_new(st, "p99", json_real(ss.p99));
+    json_object_set_new(st, "cv", json_real(ss.cv));
+    json_object_set_new(m, "step_time_s", st);
+    double flops = (double)(mp->training ? mp->flops_train : mp->flops_forward) * ts.p50;
+    json_object_set_new(m, "flops_per_s", json_real(flops));
+    double peak = s->info.peak_flops[cfg->precision < XPB_PRECISION_COUNT ? cfg->precision : 0];
+    json_object_set_new(m, "peak_fraction", peak > 0 ? json_real(flops / peak) : json_null());
+
+    json_t *mem = json_object();
+    json_object_set_new(mem, "host_peak_rss_bytes", json_integer((json_int_t)xpb_env_peak_rss()));
+    xpb_memory_stats ms = {.struct_size = sizeof ms};
+    int have_ms = XPB_HAS_MEMBER(s->api, xpb_backend_api, memory_stats) && s->api->memory_stats &&
+                  s->api->memory_stats(s->exe, &ms) == XPB_OK;
+    json_object_set_new(mem, "device_bytes_in_use",
+                        have_ms ? json_integer((json_int_t)ms.bytes_in_use) : json_null());
+    json_object_set_new(mem, "device_peak_bytes",
+                        have_ms ? json_integer((json_int_t)ms.peak_bytes) : json_null());
+    json_object_set_new(m, "memory", mem);
+
+    json_t *en = json_object();
+    int measured = energy_source != NULL && joules > 0;
+    double samples = 0;
+    for (size_t r = 0; r < R; r++)
+        samples += t->repeat_steps[r] * (double)cfg->batch;
+    json_object_set_new(en, "measured", json_boolean(measured));
+    json_object_set_new(en, "source", measured ? json_string(energy_source) : json_null());
+    json_object_set_new(en, "joules", measured ? json_real(joules) : json_null());
+    json_object_set_new(en, "samples_per_joule",
+                        measured ? json_real(samples / joules) : json_null());
+    json_object_set_new(m, "energy", en);
+
+    json_t *loss = json_object();
+    json_object_set_new(loss, "first", num_or_null(t->loss_first));
+    json_object_set_new(loss, "last", num_or_null(t->loss_last));
+    json_object_set_new(m, "loss", loss);
+    double overhead =
+        t->wall_seconds > 0 ? (t->wall_seconds - t->backend_seconds) / t->wall_seconds : 0;
+    json_object_set_new(m, "host_overhead_fraction", json_real(overhead < 0 ? 0 : overhead));
+    return m;
+}
+
+/* Per-op times of the executable, when the backend keeps them. */
+json_t *xpb_run_profile_json(const xpb_session *s)
+{
+    const xpb_backend_api *api = s->api;
+    if (!XPB_HAS_MEMBER(api, xpb_backend_api, profile_read) || !api->profile_read)
+        return NULL;
+    uint32_t count = 0, cap = s->mp->n_ops;
+    xpb_op_profile *prof = calloc(cap ? cap : 1, sizeof *prof);
+    if (!prof || api->profile_read(s->exe, prof, cap, &count) != XPB_OK) {
+        free(prof);
+        return NULL;
+    }
+    json_t *list = json_array();
+    for (uint32_t i = 0; i < count && i < cap; i++) {
+        const xpb_op *op = &s->mp->ops[prof[i].op < s->mp->n_ops ? prof[i].op : 0];
+        json_t *e = json_object();
+        json_object_set_new(e, "op", json_string(xpb_op_name(op->kind)));
+        json_object_set_new(e, "layer", json_string(op->layer));
+        json_object_set_new(e, "calls", json_integer((json_int_t)prof[i].calls));
+        json_object_set_new(e, "seconds", json_real(prof[i].seconds));
+        if (prof[i].fused_into < s->mp->n_ops) {
+            char buf[300];
+            const xpb_op *into = &s->mp->ops[prof[i].fused_into];
+            snprintf(buf, sizeof buf, "%s %s", xpb_op_name(into->kind), into->layer);
+            json_object_set_new(e, "fused_into", json_string(buf));
+        } else {
+            json_object_set_new(e, "fused_into", json_null());
+        }
+        json_array_append_new(list, e);
+    }
+    free(prof);
+    return list;
+}

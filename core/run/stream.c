@@ -1,0 +1,96 @@
+/* Streamed input batches (see stream.h). */
+#include "stream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Frees the staged buffers (not the arrays). */
+static void free_staged(xpb_stream *st)
+{
+    xpb_session *s = st->session;
+    for (uint32_t k = 0; k < st->n; k++) {
+        if (st->pinned && st->staged[k])
+            s->api->host_free(s->backend, st->staged[k]);
+        else
+            free(st->staged[k]);
+        st->staged[k] = NULL;
+    }
+}
+
+/* Allocates and fills one buffer per input: from host_alloc when st->pinned, else malloc.
+ * -1 when an allocation failed (the buffers made so far are freed). */
+static int stage_all(xpb_stream *st)
+{
+    xpb_session *s = st->session;
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < s->mp->n_tensors; t++) {
+        const xpb_tensor_desc *d = &s->mp->tensors[t];
+        if (d->role != XPB_ROLE_INPUT)
+            continue;
+        size_t bytes = xpb_tensor_bytes(d);
+        void *buf = NULL;
+        if (st->pinned ? s->api->host_alloc(s->backend, bytes, &buf) != XPB_OK || !buf
+                       : !(buf = malloc(bytes))) {
+            free_staged(st);
+            return -1;
+        }
+        xpb_model_program_batch(s->mp, t, 0, buf);
+        st->tensors[k] = t;
+        st->staged[k++] = buf;
+    }
+    return 0;
+}
+
+xpb_status xpb_stream_open(xpb_stream *st, xpb_session *s, xpb_err *err)
+{
+    const xpb_backend_api *api = s->api;
+    memset(st, 0, sizeof *st);
+    st->session = s;
+    st->pinned = XPB_MEMBER_OR(api, xpb_backend_api, host_alloc, NULL) &&
+                 XPB_MEMBER_OR(api, xpb_backend_api, host_free, NULL);
+    st->async = XPB_MEMBER_OR(api, xpb_backend_api, write_async, NULL) != NULL;
+    for (uint32_t t = 0; t < s->mp->n_tensors; t++)
+        st->n += s->mp->tensors[t].role == XPB_ROLE_INPUT;
+    st->tensors = calloc(st->n ? st->n : 1, sizeof *st->tensors);
+    st->staged = calloc(st->n ? st->n : 1, sizeof *st->staged);
+    if (!st->tensors || !st->staged)
+        goto oom;
+    if (stage_all(st) == 0)
+        return XPB_OK;
+    if (st->pinned) { /* no page-locked memory to give: plain memory still measures a copy */
+        st->pinned = 0;
+        if (stage_all(st) == 0)
+            return XPB_OK;
+    }
+oom:
+    xpb_stream_close(st);
+    return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory staging the input batches");
+}
+
+xpb_status xpb_stream_push(xpb_stream *st, xpb_err *err)
+{
+    xpb_session *s = st->session;
+    const xpb_backend_api *api = s->api;
+    for (uint32_t k = 0; k < st->n; k++) {
+        const xpb_tensor_desc *d = &s->mp->tensors[st->tensors[k]];
+        size_t bytes = xpb_tensor_bytes(d);
+        xpb_status rc = st->async ? api->write_async(s->exe, st->tensors[k], st->staged[k], bytes)
+                                  : api->write(s->exe, st->tensors[k], st->staged[k], bytes);
+        if (rc)
+            return xpb_err_set(err, rc, "%s input '%s': %s",
+                               st->async ? "write_async of" : "writing", d->name,
+                               api->exe_last_error(s->exe));
+    }
+    return XPB_OK;
+}
+
+void xpb_stream_close(xpb_stream *st)
+{
+    if (!st->session)
+        return;
+    if (st->staged)
+        free_staged(st);
+    free(st->staged);
+    free(st->tensors);
+    memset(st, 0, sizeof *st);
+}
