@@ -1,0 +1,259 @@
+/* Graph-level automatic differentiation (see lowering.h): the backward ops of each forward
+ * node, and the sum of a value's gradient contributions when it has several consumers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lowering.h"
+
+static xpb_status add_contrib(lowering *L, uint32_t value, uint32_t tensor, int alias)
+{
+    contrib *c = &L->grads[value];
+    uint32_t *t = realloc(c->tensors, (c->n + 1) * sizeof *t);
+    if (!t)
+        return xpb_lower_oom(L);
+    c->tensors = t;
+    uint8_t *a = realloc(c->alias, c->n + 1);
+    if (!a)
+        return xpb_lower_oom(L);
+    c->alias = a;
+    c->tensors[c->n] = tensor;
+    c->alias[c->n] = (uint8_t)alias;
+    c->n++;
+    return XPB_OK;
+}
+
+static void rename_tensor(lowering *L, uint32_t t, const char *name)
+{
+    char *fresh = xpb_lower_unique_name(L->mp, name);
+    if (fresh) {
+        free((char *)L->mp->tensors[t].name);
+        L->mp->tensors[t].name = fresh;
+    }
+}
+
+/* Sums the contributions of `value` into one gradient tensor (*out; XPB_NO_TENSOR when none).
+ * A parameter's gradient becomes a GRAD tensor named "<param>.grad" of its own. */
+xpb_status xpb_lower_finalize_grad(uint32_t *out, lowering *L, uint32_t value)
+{
+    contrib *c = &L->grads[value];
+    xpb_status st;
+    const xpb_gvalue *v = &L->g->values[value];
+    int is_param = v->kind == XPB_VALUE_PARAM;
+    uint32_t fwd = L->tensor_of[value];
+    *out = XPB_NO_TENSOR;
+    if (c->n == 0)
+        return XPB_OK;
+    char base[512];
+    snprintf(base, sizeof base, "%s.grad", L->mp->tensors[fwd].name);
+    uint32_t acc = c->tensors[0];
+    int acc_alias = c->alias[0];
+    if (c->n > 1) {
+        for (size_t i = 0; i < c->n; i++) {
+            if (c->alias[i])
+                continue;
+            char part[600];
+            snprintf(part, sizeof part, "%s.part%zu", base, i + 1);
+            rename_tensor(L, c->tensors[i], part);
+        }
+        for (size_t i = 1; i < c->n; i++) {
+            uint32_t sum, pair[2] = {acc, c->tensors[i]};
+            if ((st = xpb_lower_tensor_like(&sum, L, fwd, i + 1 == c->n ? ".grad" : ".grad.acc",
+                                            XPB_ROLE_ACTIVATION_GRAD)))
+                return st;
+            if ((st = xpb_lower_emit(L, XPB_OP_ADD, L->mp->tensors[fwd].layer, pair, 2, &sum, 1,
+                                     NULL)))
+                return st;
+            acc = sum;
+        }
+        acc_alias = 0;
+    }
+    if (is_param) {
+        if (acc_alias) { /* shared with another value: give the parameter its own copy */
+            uint32_t copy;
+            if ((st = xpb_lower_tensor_like(&copy, L, fwd, ".grad", XPB_ROLE_GRAD)))
+                return st;
+            if ((st = xpb_lower_emit(L, XPB_OP_COPY, L->mp->tensors[fwd].layer, &acc, 1, &copy, 1,
+                                     NULL)))
+                return st;
+            acc = copy;
+        } else if (strcmp(L->mp->tensors[acc].name, base) != 0) {
+            rename_tensor(L, acc, base);
+        }
+        L->mp->tensors[acc].role = XPB_ROLE_GRAD;
+        L->mp->tensors[acc].grad_of = fwd;
+    }
+    *out = acc;
+    return XPB_OK;
+}
+
+/* A fresh gradient tensor for graph value `value` (shaped like its forward tensor). */
+static xpb_status grad_tensor(uint32_t *out, lowering *L, uint32_t value)
+{
+    return xpb_lower_tensor_like(out, L, L->tensor_of[value], ".grad", XPB_ROLE_ACTIVATION_GRAD);
+}
+
+/* Convolution, transposed convolution, linear: the data gradient and the weight (and bias)
+ * gradients, each only when something needs it. */
+static xpb_status bwd_weighted(lowering *L, const xpb_gnode *n, uint32_t dy, const uint8_t *rg)
+{
+    static const uint32_t bwd[][2] = {[0] = {XPB_OP_CONV2D_BWD_DATA, XPB_OP_CONV2D_BWD_WEIGHTS},
+                                      [1] = {XPB_OP_CONV_T2D_BWD_DATA, XPB_OP_CONV_T2D_BWD_WEIGHTS},
+                                      [2] = {XPB_OP_LINEAR_BWD_DATA, XPB_OP_LINEAR_BWD_WEIGHTS}};
+    int fam = n->kind == XPB_OP_CONV2D ? 0 : n->kind == XPB_OP_CONV_T2D ? 1 : 2;
+    uint32_t x = n->inputs[0], w = n->inputs[1], b = n->n_inputs == 3 ? n->inputs[2] : 0;
+    uint32_t dx, in[2], out[2];
+    xpb_status st;
+    if (rg[x]) {
+        in[0] = dy;
+        in[1] = L->tensor_of[w];
+        if ((st = grad_tensor(&dx, L, x)) ||
+            (st = xpb_lower_emit(L, bwd[fam][0], n->layer, in, 2, &dx, 1, &n->attrs)) ||
+            (st = add_contrib(L, x, dx, 0)))
+            return st;
+    }
+    if (!rg[w] && !(b && rg[b]))
+        return XPB_OK;
+    uint32_t n_out = 1;
+    if ((st = grad_tensor(&out[0], L, w)))
+        return st;
+    if (b) {
+        if ((st = grad_tensor(&out[1], L, b)))
+            return st;
+        n_out = 2;
+    }
+    in[0] = dy;
+    in[1] = L->tensor_of[x];
+    if ((st = xpb_lower_emit(L, bwd[fam][1], n->layer, in, 2, out, n_out, &n->attrs)))
+        return st;
+    if (rg[w] && (st = add_contrib(L, w, out[0], 0)))
+        return st;
+    if (b && rg[b] && (st = add_contrib(L, b, out[1], 0)))
+        return st;
+    return XPB_OK;
+}
+
+/* Batch norm in training form: one op for the gradients of x, gamma and beta. */
+static xpb_status bwd_batchnorm(lowering *L, uint32_t nid, uint32_t dy, const uint8_t *rg)
+{
+    const xpb_gnode *n = &L->g->nodes[nid];
+    uint32_t x = n->inputs[0], gamma = n->inputs[1], beta = n->inputs[2];
+    uint32_t out[3], ws = L->ws_of[nid];
+    xpb_status st;
+    if ((st = grad_tensor(&out[0], L, x)) || (st = grad_tensor(&out[1], L, gamma)) ||
+        (st = grad_tensor(&out[2], L, beta)))
+        return st;
+    uint32_t in[5] = {dy, L->tensor_of[x], L->tensor_of[gamma], ws, ws + 1};
+    if ((st = xpb_lower_emit(L, XPB_OP_BATCHNORM_BWD, n->layer, in, 5, out, 3, &n->attrs)))
+        return st;
+    if (rg[x] && (st = add_contrib(L, x, out[0], 0)))
+        return st;
+    if (rg[gamma] && (st = add_contrib(L, gamma, out[1], 0)))
+        return st;
+    if (rg[beta] && (st = add_contrib(L, beta, out[2], 0)))
+        return st;
+    return XPB_OK;
+}
+
+/* A loss: its backward op, scaled by the loss's weight in the phase's objective. */
+static xpb_status bwd_loss(lowering *L, uint32_t nid, double scale, const uint8_t *rg)
+{
+    const xpb_gnode *n = &L->g->nodes[nid];
+    uint32_t x = n->inputs[0], dx, in[2];
+    xpb_status st;
+    if (n->kind != XPB_OP_SOFTMAX_XENT && rg[n->inputs[1]])
+        return xpb_err_set(L->err, XPB_UNSUPPORTED,
+                           "layer '%s' (%s): the target needs a gradient; a loss target must be "
+                           "data, a constant or detached",
+                           n->layer, xpb_op_name(n->kind));
+    if (!rg[x])
+        return XPB_OK;
+    xpb_op_attrs a = n->attrs;
+    a.scale = (float)scale;
+    if ((st = grad_tensor(&dx, L, x)))
+        return st;
+    uint32_t kind = n->kind == XPB_OP_SOFTMAX_XENT ? XPB_OP_SOFTMAX_XENT_BWD
+                    : n->kind == XPB_OP_MSE_LOSS   ? XPB_OP_MSE_LOSS_BWD
+                                                   : XPB_OP_L1_LOSS_BWD;
+    /* cross-entropy's backward reads the saved probabilities, the others the prediction */
+    in[0] = n->kind == XPB_OP_SOFTMAX_XENT ? L->ws_of[nid] : L->tensor_of[x];
+    in[1] = L->tensor_of[n->inputs[1]];
+    if ((st = xpb_lower_emit(L, kind, n->layer, in, 2, &dx, 1, &a)))
+        return st;
+    return add_contrib(L, x, dx, 0);
+}
+
+/* Single-input ops: dx from dy and what the op's backward reads (y, x or the workspace). */
+static xpb_status bwd_unary(lowering *L, uint32_t nid, uint32_t dy, const uint8_t *rg)
+{
+    const xpb_gnode *n = &L->g->nodes[nid];
+    uint32_t x = n->inputs[0], dx, in[4] = {dy}, kind, n_in = 1;
+    xpb_status st;
+    if (!rg[x])
+        return XPB_OK;
+    switch (n->kind) {
+    case XPB_OP_INSTANCENORM:
+        kind = XPB_OP_INSTANCENORM_BWD;
+        in[1] = L->tensor_of[x];
+        in[2] = L->ws_of[nid];
+        in[3] = L->ws_of[nid] + 1;
+        n_in = 4;
+        break;
+    case XPB_OP_RELU:
+    case XPB_OP_LEAKY_RELU:
+    case XPB_OP_TANH:
+        kind = n->kind + 1; /* *_BWD follows its forward op in the op table */
+        in[1] = L->tensor_of[n->output];
+        n_in = 2;
+        break;
+    case XPB_OP_MAXPOOL:
+    case XPB_OP_DROPOUT:
+        kind = n->kind + 1;
+        in[1] = L->ws_of[nid];
+        n_in = 2;
+        break;
+    case XPB_OP_AVGPOOL:
+    case XPB_OP_GLOBAL_AVGPOOL:
+    case XPB_OP_REFLECTION_PAD:
+        kind = n->kind + 1;
+        break;
+    case XPB_OP_RESHAPE:
+        kind = XPB_OP_RESHAPE;
+        break;
+    default:
+        return xpb_err_set(L->err, XPB_INTERNAL, "layer '%s': no backward rule for %s", n->layer,
+                           xpb_op_name(n->kind));
+    }
+    if ((st = grad_tensor(&dx, L, x)) ||
+        (st = xpb_lower_emit(L, kind, n->layer, in, n_in, &dx, 1, &n->attrs)))
+        return st;
+    return add_contrib(L, x, dx, 0);
+}
+
+xpb_status xpb_lower_backward(lowering *L, uint32_t nid, uint32_t dy, double scale,
+                              const uint8_t *rg)
+{
+    const xpb_gnode *n = &L->g->nodes[nid];
+    xpb_status st;
+    switch (n->kind) {
+    case XPB_OP_CONV2D:
+    case XPB_OP_CONV_T2D:
+    case XPB_OP_LINEAR:
+        return bwd_weighted(L, n, dy, rg);
+    case XPB_OP_BATCHNORM_TRAIN:
+        return bwd_batchnorm(L, nid, dy, rg);
+    case XPB_OP_ADD: /* dy flows to both inputs unchanged: shared, not copied */
+        for (uint32_t i = 0; i < 2; i++)
+            if (rg[n->inputs[i]] && (st = add_contrib(L, n->inputs[i], dy, 1)))
+                return st;
+        return XPB_OK;
+    case XPB_GNODE_STOP_GRADIENT:
+        return XPB_OK;
+    case XPB_OP_MSE_LOSS:
+    case XPB_OP_L1_LOSS:
+    case XPB_OP_SOFTMAX_XENT:
+        return bwd_loss(L, nid, scale, rg);
+    default:
+        return bwd_unary(L, nid, dy, rg);
+    }
+}
