@@ -75,92 +75,109 @@ static void sanitize(char *out, size_t size, const char *id)
     out[n] = 0;
 }
 
-int xpb_cli_run(int argc, char **argv)
+/* What `run` was asked for. */
+typedef struct run_args {
+    const char *path, *output, *dump;
+    xpb_cli_sets sets;
+} run_args;
+
+/* Parses the command line. -1: print usage (and return `*rc`). */
+static int parse_args(run_args *a, int argc, char **argv, int *rc)
 {
-    const char *path = NULL, *output = NULL, *dump = NULL;
-    xpb_cli_sets sets = {0};
-    int rc = XPB_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
-            xpb_cli_sets_free(&sets);
-            return XPB_EXIT_OK;
+            *rc = XPB_EXIT_OK;
+            return -1;
         } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
                    i + 1 < argc) {
-            output = argv[++i];
+            a->output = argv[++i];
         } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
-            dump = argv[++i];
+            a->dump = argv[++i];
         } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            if (xpb_cli_sets_add(&sets, "run", argv[++i])) {
-                xpb_cli_sets_free(&sets);
-                return XPB_EXIT_USAGE;
+            if (xpb_cli_sets_add(&a->sets, "run", argv[++i])) {
+                *rc = XPB_EXIT_USAGE;
+                return -1;
             }
-        } else if (argv[i][0] == '-' || path) {
+        } else if (argv[i][0] == '-' || a->path) {
             fprintf(stderr, "xpubench run: unexpected argument '%s'\n", argv[i]);
             usage(stderr);
-            xpb_cli_sets_free(&sets);
-            return XPB_EXIT_USAGE;
+            *rc = XPB_EXIT_USAGE;
+            return -1;
         } else {
-            path = argv[i];
+            a->path = argv[i];
         }
     }
-    if (!path) {
+    if (!a->path) {
         usage(stderr);
-        xpb_cli_sets_free(&sets);
-        return XPB_EXIT_USAGE;
+        *rc = XPB_EXIT_USAGE;
+        return -1;
     }
-    xpb_err err = {{0}};
-    xpb_scenario *s = NULL;
-    xpb_status st = xpb_scenario_load(&s, path, sets.items, sets.n, &err);
-    if (st) {
-        fprintf(stderr, "xpubench run: %s\n", err.msg);
-        xpb_cli_sets_free(&sets);
-        return st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
-    }
-    xpb_registry *r = xpb_cli_registry(0);
-    json_t *doc = NULL;
-    if (!r) {
-        rc = XPB_EXIT_PLUGIN;
-        goto free_scenario;
-    }
-    if ((st = xpb_scenario_check_plugins(s, r, &err))) {
-        fprintf(stderr, "xpubench run: %s\n", err.msg);
-        rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
-        goto free_registry;
-    }
-    xpb_scenario_warn_backends(s, r, stderr);
-    char default_out[512];
-    if (!output && s->output)
-        output = s->output;
-    if (!output) {
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        snprintf(default_out, sizeof default_out, "results/%s-%s.json", s->name, stamp);
-        output = default_out;
-    }
+    return 0;
+}
 
-    doc = xpb_results_new();
+/* The results file: -o, else the scenario's `output`, else results/<name>-<UTC time>.json
+ * (written into `buf`). */
+static const char *output_path(const run_args *a, const xpb_scenario *s, char *buf, size_t size)
+{
+    if (a->output)
+        return a->output;
+    if (s->output)
+        return s->output;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(buf, size, "results/%s-%s.json", s->name, stamp);
+    return buf;
+}
+
+/* A new results document with the scenario and the environment; owned by the caller. */
+static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_registry *r)
+{
+    json_t *doc = xpb_results_new();
     json_t *scen = json_object(), *overrides = json_array();
-    for (size_t i = 0; i < sets.n; i++)
-        json_array_append_new(overrides, json_string(sets.items[i]));
-    json_object_set_new(scen, "path", json_string(path));
+    if (!doc || !scen || !overrides) {
+        json_decref(doc);
+        json_decref(scen);
+        json_decref(overrides);
+        return NULL;
+    }
+    for (size_t i = 0; i < a->sets.n; i++)
+        json_array_append_new(overrides, json_string(a->sets.items[i]));
+    json_object_set_new(scen, "path", json_string(a->path));
     json_object_set_new(scen, "name", json_string(s->name));
     json_object_set_new(scen, "sha256", json_string(s->sha256));
     json_object_set_new(scen, "overrides", overrides);
     json_object_set_new(doc, "scenario", scen);
     json_object_set_new(doc, "environment", xpb_env_collect(r));
+    return doc;
+}
+
+/* How the runs went. */
+typedef struct run_outcome {
+    int failed;       /* a run's status is "failed" */
+    int write_failed; /* the results file could not be written */
+    int out_of_memory;
+} run_outcome;
+
+/* Writes the document, noting a failure. */
+static void save(json_t *doc, const char *output, run_outcome *o)
+{
+    xpb_err err = {{0}};
+    if (xpb_results_write(doc, output, &err)) {
+        fprintf(stderr, "xpubench run: writing %s: %s\n", output, err.msg);
+        o->write_failed = 1;
+    }
+}
+
+/* Runs every run of the scenario in order until Ctrl-C, rewriting the results file after each
+ * one so that a crash loses at most the run in progress. */
+static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xpb_registry *r,
+                    const char *output, const char *dump)
+{
     json_t *runs = json_object_get(doc, "runs");
-
-    struct sigaction sa = {0};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    stop_requested = 0;
-
-    int failed = 0, write_failed = 0;
     for (size_t i = 0; i < s->n_runs && !stop_requested; i++) {
         const xpb_run_config *c = &s->runs[i];
         char label[256], dump_dir[4096], safe[256];
@@ -177,47 +194,93 @@ int xpb_cli_run(int argc, char **argv)
         json_t *run = xpb_run_one(r, c, &ro);
         if (!run) {
             fprintf(stderr, "xpubench run: out of memory\n");
-            rc = XPB_EXIT_FAILURE;
-            break;
+            o->out_of_memory = 1;
+            return;
         }
         const char *status = json_string_value(json_object_get(run, "status"));
         if (status && strcmp(status, "failed") == 0)
-            failed = 1;
+            o->failed = 1;
         summary_line(run);
         json_array_append_new(runs, run);
         if (stop_requested)
             json_object_set_new(doc, "interrupted", json_true());
         xpb_results_add_comparisons(doc);
-        if ((st = xpb_results_write(doc, output, &err))) {
-            fprintf(stderr, "xpubench run: writing %s: %s\n", output, err.msg);
-            write_failed = 1;
-        }
+        save(doc, output, o);
     }
     if (stop_requested && !json_object_get(doc, "interrupted")) {
         json_object_set_new(doc, "interrupted", json_true());
-        if (json_array_size(runs) && (st = xpb_results_write(doc, output, &err))) {
-            fprintf(stderr, "xpubench run: writing %s: %s\n", output, err.msg);
-            write_failed = 1;
-        }
+        if (json_array_size(runs))
+            save(doc, output, o);
     }
+}
+
+/* Prints the table and profiles, says where the results are, and returns the exit code. */
+static int report(const json_t *doc, const char *output, const run_outcome *o)
+{
+    const json_t *runs = json_object_get(doc, "runs");
     printf("\n");
     xpb_results_print_table(stdout, doc);
     xpb_results_print_profiles(stdout, doc, 10, NULL); /* runs with profile: true */
-    if (json_array_size(runs) && !write_failed)
+    if (json_array_size(runs) && !o->write_failed)
         printf("\nresults: %s\n", output);
     if (stop_requested) {
         fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n",
                 json_array_size(runs), json_array_size(runs) == 1 ? "" : "s", output);
-        rc = XPB_EXIT_INTERRUPTED;
-    } else if (rc == XPB_EXIT_OK && (failed || write_failed)) {
-        rc = XPB_EXIT_FAILURE;
+        return XPB_EXIT_INTERRUPTED;
     }
+    return o->out_of_memory || o->failed || o->write_failed ? XPB_EXIT_FAILURE : XPB_EXIT_OK;
+}
+
+int xpb_cli_run(int argc, char **argv)
+{
+    run_args a = {0};
+    int rc = XPB_EXIT_OK;
+    if (parse_args(&a, argc, argv, &rc)) {
+        xpb_cli_sets_free(&a.sets);
+        return rc;
+    }
+    xpb_err err = {{0}};
+    xpb_scenario *s = NULL;
+    xpb_status st = xpb_scenario_load(&s, a.path, a.sets.items, a.sets.n, &err);
+    if (st) {
+        fprintf(stderr, "xpubench run: %s\n", err.msg);
+        xpb_cli_sets_free(&a.sets);
+        return st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
+    }
+    xpb_registry *r = xpb_cli_registry(0);
+    if (!r) {
+        rc = XPB_EXIT_PLUGIN;
+        goto free_scenario;
+    }
+    if ((st = xpb_scenario_check_plugins(s, r, &err))) {
+        fprintf(stderr, "xpubench run: %s\n", err.msg);
+        rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
+        goto free_registry;
+    }
+    xpb_scenario_warn_backends(s, r, stderr);
+    char default_out[512];
+    const char *output = output_path(&a, s, default_out, sizeof default_out);
+    json_t *doc = new_document(&a, s, r);
+    if (!doc) {
+        fprintf(stderr, "xpubench run: out of memory\n");
+        rc = XPB_EXIT_FAILURE;
+        goto free_registry;
+    }
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    stop_requested = 0;
+    run_outcome o = {0};
+    run_all(&o, doc, s, r, output, a.dump);
+    rc = report(doc, output, &o);
     signal(SIGINT, SIG_DFL);
     json_decref(doc);
 free_registry:
     xpb_registry_free(r);
 free_scenario:
     xpb_scenario_free(s);
-    xpb_cli_sets_free(&sets);
+    xpb_cli_sets_free(&a.sets);
     return rc;
 }
