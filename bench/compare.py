@@ -4,7 +4,7 @@
   bench/compare.py [--xpubench BUILD/xpubench] [--threads 2] [--quick] [--only REGEX]
                    [--skip-torch] [--json OUT.json]
 
-For every standard run of WORKLOADS.md it runs `xpubench run configs/<run>.yaml --set
+For every standard run of docs/workloads.md it runs `xpubench run configs/<run>.yaml --set
 backend=cpu_onednn ...` and bench/torch_bench.py with the same model, batch, precision and
 thread count, then prints the throughput ratios and checks the targets:
 

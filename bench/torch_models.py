@@ -1,7 +1,7 @@
 """The four xpubench models in plain PyTorch, the way a user would write them (standard
 modules, torchvision where it has the model), for the speed comparison in compare.py.
 
-Architectures follow the project's WORKLOADS.md and docs/models.md exactly: same layers, same
+Architectures follow docs/workloads.md and docs/models.md exactly: same layers, same
 parameter counts, same FLOPs. (tests/torch/xpb_torch_models.py holds the numerically
 instrumented twin used to check dumps; this file is the fast, ordinary one.)
 """

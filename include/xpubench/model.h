@@ -282,7 +282,7 @@ static inline xpb_status xpb_layer_batchnorm(xpb_value *out, xpb_builder *b,
     return api->op(out, b, layer, XPB_OP_BATCHNORM_TRAIN, in, 5, &a);
 }
 
-/* The ending of a classifier (WORKLOADS.md): `logits` becomes the model's output "logits",
+/* The ending of a classifier (docs/workloads.md): `logits` becomes the model's output "logits",
  * and softmax cross-entropy against `labels` (layer "loss") its only loss, weight 1. */
 static inline xpb_status xpb_layer_xent_head(xpb_builder *b, const xpb_builder_api *api,
                                              xpb_value logits, xpb_value labels)
