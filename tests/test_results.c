@@ -140,15 +140,26 @@ static json_t *valid_doc(void)
     return parse(valid_text);
 }
 
-/* valid_doc() as schema version 2: what every run of version 2 has besides version 1's. */
+/* valid_doc() as schema version 2: what every run and comparison of version 2 has besides
+ * version 1's. */
 static json_t *valid_doc_v2(void)
 {
     json_t *doc = valid_doc();
     json_object_set_new(doc, "schema_version", json_integer(2));
+    json_object_set_new(json_object_get(doc, "scenario"), "baseline", json_null());
     json_t *runs = json_object_get(doc, "runs");
     for (size_t i = 0; i < json_array_size(runs); i++) {
         json_t *run = json_array_get(runs, i);
         json_object_set_new(json_object_get(run, "config"), "allow_emulated", json_false());
+        json_t *tp = json_object_get(json_object_get(run, "metrics"), "throughput");
+        if (tp) {
+            double r[XPB_RESULTS_MAX_REPEATS];
+            size_t n = xpb_results_repeat_throughputs(r, XPB_RESULTS_MAX_REPEATS, run);
+            xpb_interval ci;
+            assert_int_equal(xpb_interval_geomean(&ci, r, n, 0.95), 0);
+            json_object_set_new(tp, "ci95_low", n > 1 ? json_real(ci.low) : json_null());
+            json_object_set_new(tp, "ci95_high", n > 1 ? json_real(ci.high) : json_null());
+        }
         json_t *device = json_object_get(run, "device");
         if (!device)
             continue;
@@ -156,6 +167,14 @@ static json_t *valid_doc_v2(void)
         json_object_set_new(device, "precisions",
                             parse("{'fp32': 'native', 'bf16-mixed': 'emulated'}"));
         json_object_set_new(device, "capabilities", parse("['fusion', 'threads']"));
+    }
+    /* the listed comparison pairs runs with one and three repeats: no interval */
+    json_t *cmps = json_object_get(doc, "comparisons");
+    for (size_t i = 0; i < json_array_size(cmps); i++) {
+        json_t *c = json_array_get(cmps, i);
+        json_object_set_new(c, "ci95_low", json_null());
+        json_object_set_new(c, "ci95_high", json_null());
+        json_object_set_new(c, "significant", json_false());
     }
     return doc;
 }
@@ -642,7 +661,7 @@ static void test_new_document(void **state)
 
     /* Not valid until the runner fills in the scenario and the environment. */
     expect_invalid_at(doc, "scenario");
-    json_t *valid = valid_doc();
+    json_t *valid = valid_doc_v2();
     json_object_set(doc, "scenario", json_object_get(valid, "scenario"));
     expect_invalid_at(doc, "environment.os");
     json_object_set(doc, "environment", json_object_get(valid, "environment"));
@@ -962,11 +981,58 @@ static void test_comparisons(void **state)
     const json_t *got = json_array_get(json_object_get(doc, "comparisons"), 0);
     assert_int_equal(json_array_size(json_object_get(doc, "comparisons")), 1);
     assert_string_equal(json_string_value(json_object_get(got, "baseline")), "conv6-ref");
-    assert_true(fabs(json_real_value(json_object_get(got, "speedup")) -
-                     json_real_value(json_object_get(json_array_get(listed, 0), "speedup"))) <
-                1e-9);
+    /* the ratio of geometric mean repeat throughputs (run 1 has one repeat: no interval) */
+    double gm = cbrt(1230.0 * 1234.5 * 1250.75);
+    assert_true(fabs(json_real_value(json_object_get(got, "speedup")) - 15250.0 / gm) < 1e-9);
+    (void)listed;
     json_decref(listed);
     json_decref(doc);
+}
+
+/* A run of make_run() whose device says what kind it is, with repeats for intervals. */
+static json_t *make_kind_run(const char *id, const char *backend, const char *kind, double tp)
+{
+    json_t *run = make_run(id, backend, 0, "fp32", 64, 2, "ok", tp);
+    json_object_set_new(run, "device", json_pack("{s:s}", "kind", kind));
+    json_object_set_new(json_object_get(run, "metrics"), "repeats",
+                        json_pack("[{s:f}, {s:f}, {s:f}]", "throughput", tp * 0.99, "throughput",
+                                  tp, "throughput", tp * 1.01));
+    return run;
+}
+
+/* The backend baseline: the scenario's, else the fastest CPU run; with intervals. */
+static void test_comparison_baseline(void **state)
+{
+    (void)state;
+    for (int named = 0; named < 2; named++) {
+        json_t *doc = json_pack("{s:i, s:{s:o}, s:[]}", "schema_version", 2, "scenario", "baseline",
+                                named ? json_string("cpu_ref") : json_null(), "runs");
+        json_t *runs = json_object_get(doc, "runs");
+        json_array_append_new(runs, make_kind_run("r0", "cpu_ref", "cpu", 100));
+        json_array_append_new(runs, make_kind_run("r1", "cpu_onednn", "cpu", 400));
+        json_array_append_new(runs, make_kind_run("r2", "cuda", "gpu", 8000));
+        assert_int_equal(xpb_results_add_comparisons(doc), XPB_OK);
+        const json_t *got = json_object_get(doc, "comparisons");
+        assert_int_equal(json_array_size(got), 2);
+        /* default: the fastest CPU backend (cpu_onednn); named: the reference */
+        static const char *const want[2][2][2] = {{{"r1", "r0"}, {"r1", "r2"}},
+                                                  {{"r0", "r1"}, {"r0", "r2"}}};
+        static const double speedup[2][2] = {{0.25, 20}, {4, 80}};
+        for (size_t i = 0; i < 2; i++) {
+            const json_t *c = json_array_get(got, i);
+            assert_string_equal(json_string_value(json_object_get(c, "baseline")),
+                                want[named][i][0]);
+            assert_string_equal(json_string_value(json_object_get(c, "candidate")),
+                                want[named][i][1]);
+            double sp = json_real_value(json_object_get(c, "speedup"));
+            assert_true(fabs(sp - speedup[named][i]) < 1e-9 * speedup[named][i]);
+            double lo = json_real_value(json_object_get(c, "ci95_low"));
+            double hi = json_real_value(json_object_get(c, "ci95_high"));
+            assert_true(lo < sp && sp < hi && hi < 1.1 * sp);
+            assert_true(json_is_true(json_object_get(c, "significant")));
+        }
+        json_decref(doc);
+    }
 }
 
 /* Version 2 documents: their keys required, unknown in version 1, checked by value. */
@@ -991,6 +1057,12 @@ static void test_version_2(void **state)
         {"runs[1].config.allow_emulated", NULL,
          "runs[1].config.allow_emulated: required key missing"},
         {"runs[1].config.allow_emulated", "1", "expected true or false, found number 1"},
+        {"runs[0].metrics.throughput.ci95_low", "1e9",
+         "runs[0].metrics.throughput: ci95_low and ci95_high are both null, or numbers"},
+        {"runs[0].metrics.throughput.ci95_high", "null", "ci95_low and ci95_high are both null"},
+        {"comparisons[0].significant", "true", "significant is true without an interval"},
+        {"comparisons[0].ci95_low", "0.5", "ci95_low and ci95_high are both numbers or both null"},
+        {"scenario.baseline", NULL, "scenario.baseline: required key missing"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *d = valid_doc_v2();
@@ -1003,6 +1075,21 @@ static void test_version_2(void **state)
             fail_msg("%s: expected \"%s\", got \"%s\"", bad[i].path, bad[i].says, err.msg);
         json_decref(d);
     }
+    json_decref(doc);
+
+    /* An interval that does not hold its speedup, or a verdict that contradicts it. */
+    doc = valid_doc_v2();
+    set_path(doc, "comparisons[0].ci95_low", json_real(20));
+    set_path(doc, "comparisons[0].ci95_high", json_real(30));
+    set_path(doc, "comparisons[0].significant", json_true());
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "comparisons[0]: ci95_low <= speedup <= ci95_high"));
+    set_path(doc, "comparisons[0].ci95_low", json_real(0.5));
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "significant is true but the interval [0.5, 30] contains 1"));
+    set_path(doc, "comparisons[0].significant", json_false());
+    if (xpb_results_validate(doc, &err) != XPB_OK)
+        fail_msg("%s", err.msg);
     json_decref(doc);
 
     /* A key of version 2 in a version-1 document is unknown there, and says so. */
@@ -1021,7 +1108,7 @@ int main(void)
         cmocka_unit_test(test_good_values),    cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_new_document),   cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_table),          cmocka_unit_test(test_comparisons),
-        cmocka_unit_test(test_version_2),
+        cmocka_unit_test(test_version_2),      cmocka_unit_test(test_comparison_baseline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

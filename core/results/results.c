@@ -2,12 +2,14 @@
 #include "results.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "atomic_file.h"
+#include "interval.h"
 #include "names.h"
 
 #ifndef XPB_VERSION
@@ -236,6 +238,81 @@ static double run_throughput(const json_t *run)
     return json_is_number(median) ? json_number_value(median) : 0;
 }
 
+size_t xpb_results_repeat_throughputs(double *out, size_t cap, const json_t *run)
+{
+    const json_t *reps = json_object_get(json_object_get(run, "metrics"), "repeats");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(reps) && n < cap; i++) {
+        const json_t *t = json_object_get(json_array_get(reps, i), "throughput");
+        if (json_is_number(t) && json_number_value(t) > 0)
+            out[n++] = json_number_value(t);
+    }
+    return n;
+}
+
+int xpb_results_speedup(xpb_interval *out, const json_t *baseline, const json_t *candidate)
+{
+    double a[XPB_RESULTS_MAX_REPEATS], b[XPB_RESULTS_MAX_REPEATS];
+    size_t na = xpb_results_repeat_throughputs(a, XPB_RESULTS_MAX_REPEATS, baseline);
+    size_t nb = xpb_results_repeat_throughputs(b, XPB_RESULTS_MAX_REPEATS, candidate);
+    if (na && nb)
+        return xpb_interval_ratio(out, a, na, b, nb, 0.95);
+    /* no repeats listed: the medians, without an interval */
+    double ta = run_throughput(baseline), tb = run_throughput(candidate);
+    out->low = out->high = NAN;
+    out->estimate = ta > 0 && tb > 0 ? tb / ta : NAN;
+    return ta > 0 && tb > 0 ? 0 : -1;
+}
+
+static const char *config_str(const json_t *run, const char *key)
+{
+    return json_string_value(json_object_get(json_object_get(run, "config"), key));
+}
+
+/* The kind of device a run's backend said it drives ("cpu", "gpu" ...), or NULL. */
+static const char *device_kind(const json_t *run)
+{
+    return json_string_value(json_object_get(json_object_get(run, "device"), "kind"));
+}
+
+/* Whether two runs differ in nothing but (possibly) their backend. */
+static int same_but_backend(const json_t *a, const json_t *b)
+{
+    const json_t *ca = json_object_get(a, "config"), *cb = json_object_get(b, "config");
+    return json_is_object(ca) && json_is_object(cb) && same_except_axes(ca, cb) &&
+           json_equal(json_object_get(ca, "fusion"), json_object_get(cb, "fusion")) &&
+           json_equal(json_object_get(ca, "precision"), json_object_get(cb, "precision"));
+}
+
+/* The backend every run like `run` (same config but the backend) is compared with: the
+ * document's named baseline, else the fastest finished run on a CPU among them, else (a
+ * document whose devices do not say their kind) the reference backend. Static or owned by
+ * the document; NULL when there is none. */
+static const char *baseline_backend(const json_t *doc, const json_t *run)
+{
+    const char *named =
+        json_string_value(json_object_get(json_object_get(doc, "scenario"), "baseline"));
+    if (named)
+        return named;
+    const json_t *runs = json_object_get(doc, "runs");
+    const char *best = NULL;
+    double best_tp = 0;
+    int kinds_known = 0;
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *r = json_array_get(runs, i);
+        if (!same_but_backend(r, run))
+            continue;
+        const char *kind = device_kind(r);
+        kinds_known |= kind != NULL && strcmp(kind, "unknown") != 0;
+        double tp = run_throughput(r);
+        if (kind && strcmp(kind, "cpu") == 0 && tp > best_tp) {
+            best_tp = tp;
+            best = config_str(r, "backend");
+        }
+    }
+    return best ? best : kinds_known ? NULL : XPB_REFERENCE_BACKEND;
+}
+
 /* 0 when the run's device says its backend does not fuse (device.capabilities without
  * "fusion"), 1 otherwise. */
 static int backend_may_fuse(const json_t *run)
@@ -251,7 +328,7 @@ static int backend_may_fuse(const json_t *run)
 }
 
 /* The kind of comparison with `base` as baseline and `cand` as candidate, or NULL. */
-static const char *comparison_kind(const json_t *base, const json_t *cand)
+static const char *comparison_kind(const json_t *doc, const json_t *base, const json_t *cand)
 {
     const json_t *bc = json_object_get(base, "config");
     const json_t *cc = json_object_get(cand, "config");
@@ -269,10 +346,11 @@ static const char *comparison_kind(const json_t *base, const json_t *cand)
         return NULL;
     const json_t *bv = json_object_get(bc, axes[differing]);
     switch (differing) {
-    case 0:
-        return json_is_string(bv) && strcmp(json_string_value(bv), XPB_REFERENCE_BACKEND) == 0
-                   ? "backend"
-                   : NULL;
+    case 0: {
+        const char *want = baseline_backend(doc, cand);
+        return want && json_is_string(bv) && strcmp(json_string_value(bv), want) == 0 ? "backend"
+                                                                                      : NULL;
+    }
     case 1: /* only between runs of a backend that fuses (or documents that do not say) */
         if (!backend_may_fuse(base) || !backend_may_fuse(cand))
             return NULL;
@@ -283,6 +361,29 @@ static const char *comparison_kind(const json_t *base, const json_t *cand)
     }
 }
 
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* One comparison object; NULL when out of memory. */
+static json_t *comparison_json(const char *kind, const json_t *base, const json_t *cand,
+                               int version)
+{
+    xpb_interval iv;
+    if (xpb_results_speedup(&iv, base, cand) != 0 || !(iv.estimate > 0))
+        return json_null(); /* cannot happen for runs with a throughput; skipped */
+    json_t *cmp = json_pack("{s:s, s:O, s:O, s:s, s:f}", "kind", kind, "baseline",
+                            json_object_get(base, "id"), "candidate", json_object_get(cand, "id"),
+                            "metric", "throughput", "speedup", iv.estimate);
+    if (cmp && version >= 2) {
+        json_object_set_new(cmp, "ci95_low", num_or_null(iv.low));
+        json_object_set_new(cmp, "ci95_high", num_or_null(iv.high));
+        json_object_set_new(cmp, "significant", json_boolean(xpb_interval_significant(&iv)));
+    }
+    return cmp;
+}
+
 xpb_status xpb_results_add_comparisons(json_t *doc)
 {
     const json_t *runs = json_object_get(doc, "runs");
@@ -291,22 +392,22 @@ xpb_status xpb_results_add_comparisons(json_t *doc)
     json_t *list = json_array();
     if (!list)
         return XPB_OUT_OF_MEMORY;
+    const json_t *ver = json_object_get(doc, "schema_version");
+    int version = json_is_integer(ver) ? (int)json_integer_value(ver) : XPB_RESULTS_SCHEMA_VERSION;
     size_t n = json_array_size(runs);
     for (size_t j = 0; j < n; j++) {
         const json_t *cand = json_array_get(runs, j);
-        double cand_tp = run_throughput(cand);
-        if (cand_tp <= 0)
+        if (run_throughput(cand) <= 0)
             continue;
         for (size_t i = 0; i < n; i++) {
             const json_t *base = json_array_get(runs, i);
-            double base_tp = run_throughput(base);
-            const char *kind = i == j || base_tp <= 0 ? NULL : comparison_kind(base, cand);
+            const char *kind =
+                i == j || run_throughput(base) <= 0 ? NULL : comparison_kind(doc, base, cand);
             if (!kind)
                 continue;
-            json_t *cmp =
-                json_pack("{s:s, s:O, s:O, s:s, s:f}", "kind", kind, "baseline",
-                          json_object_get(base, "id"), "candidate", json_object_get(cand, "id"),
-                          "metric", "throughput", "speedup", cand_tp / base_tp);
+            json_t *cmp = comparison_json(kind, base, cand, version);
+            if (json_is_null(cmp))
+                continue;
             if (!cmp || json_array_append_new(list, cmp) != 0) {
                 json_decref(list);
                 return XPB_OUT_OF_MEMORY;

@@ -1,7 +1,7 @@
 /* Results documents: one JSON document per invocation (schema "xpubench-results", version 2;
- * version 1 still reads; described field by field in docs/results.md). The runner builds the document with jansson,
- * these functions create, validate, write, load, summarise and compare it. The CLI and the
- * leaderboard validate with the same function. */
+ * version 1 still reads; described field by field in docs/results.md). The runner builds the
+ * document with jansson, these functions create, validate, write, load, summarise and compare it.
+ * The CLI and the leaderboard validate with the same function. */
 #ifndef XPB_CORE_RESULTS_H
 #define XPB_CORE_RESULTS_H
 
@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "interval.h"
 
 #define XPB_RESULTS_SCHEMA "xpubench-results"
 /* The version this build writes, and the oldest it still reads (docs/results.md, "Versions"). */
@@ -70,13 +71,28 @@ xpb_status xpb_results_print_profiles(FILE *f, const json_t *doc, unsigned top, 
 /* Replaces doc's "comparisons" by those derived from its finished runs (status "ok" with a
  * throughput median > 0): every ordered pair of runs whose configs differ in exactly one of
  * backend / fusion / precision and agree on every other config key ("extra" aside) gives one
- * comparison, speedup = candidate median throughput / baseline median throughput, where the
- * baseline is the run on backend "cpu_ref" (kind "backend"), the unfused run (kind
- * "fusion") or the fp32 run (kind "precision"); pairs without such a baseline (two non-
- * reference backends, bf16 against tf32) give none. Order: by candidate, then by baseline, in
- * run order. Idempotent. Returns XPB_INVALID_ARGUMENT when doc has no "runs" array,
- * XPB_OUT_OF_MEMORY, otherwise XPB_OK. */
+ * comparison when the baseline is the run on the document's baseline backend (kind
+ * "backend": scenario.baseline when the scenario named one, else the fastest run on a CPU
+ * device among the runs that differ only in their backend, else for documents whose devices
+ * do not say their kind "cpu_ref"), the unfused run of a backend that fuses (kind "fusion")
+ * or the fp32 run (kind "precision"). Speedup = geometric mean of the candidate's repeat
+ * throughputs / the baseline's, with a Welch 95% interval (interval.h) and whether it excludes
+ * 1 (version-2 documents). Order: by candidate, then by baseline, in run order. Idempotent.
+ * Returns XPB_INVALID_ARGUMENT when doc has no "runs" array, XPB_OUT_OF_MEMORY, else XPB_OK. */
 xpb_status xpb_results_add_comparisons(json_t *doc);
+
+/* Most repeats a run's metrics are read for. */
+#define XPB_RESULTS_MAX_REPEATS 1024
+
+/* The positive per-repeat throughputs of a run (metrics.repeats[].throughput) into out[0..cap),
+ * in order; returns how many. */
+size_t xpb_results_repeat_throughputs(double *out, size_t cap, const json_t *run);
+
+/* How many times faster `candidate` ran than `baseline` (two run objects, of one document or
+ * of two): the ratio of the geometric means of their repeat throughputs with its Welch 95%
+ * interval (interval.h), or of their medians without an interval when a run lists no repeats.
+ * Returns 0, or -1 when a run has no throughput. */
+int xpb_results_speedup(xpb_interval *out, const json_t *baseline, const json_t *candidate);
 
 /* The canonical text of a results document (compact, keys sorted, reals with 17 significant
  * digits) and its SHA-256 hex: the upload's idempotency key, and what the leaderboard stores

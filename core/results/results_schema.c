@@ -102,6 +102,7 @@ static const struct field scenario_fields[] = {
     STR("name", F_REQ),
     SPECIAL("sha256", K_SHA256, F_REQ),
     ARR("overrides", F_REQ, string_element),
+    STR2("baseline", F_REQ | F_NULL),
     END,
 };
 
@@ -202,6 +203,8 @@ static const struct field throughput_fields[] = {
     NUM("min", F_REQ, R_GE0),
     NUM("max", F_REQ, R_GE0),
     ENUM("unit", F_REQ, units),
+    NUM2("ci95_low", F_REQ | F_NULL, R_GE0),
+    NUM2("ci95_high", F_REQ | F_NULL, R_GE0),
     END,
 };
 
@@ -281,9 +284,15 @@ static const struct field run_fields[] = {
 static const struct field run_element[] = {OBJ(NULL, F_REQ, run_fields)};
 
 static const struct field comparison_fields[] = {
-    ENUM("kind", F_REQ, comparison_kinds), STR("baseline", F_REQ | F_NONEMPTY),
-    STR("candidate", F_REQ | F_NONEMPTY),  ENUM("metric", F_REQ, comparison_metrics),
-    NUM("speedup", F_REQ, R_GT0),          END,
+    ENUM("kind", F_REQ, comparison_kinds),
+    STR("baseline", F_REQ | F_NONEMPTY),
+    STR("candidate", F_REQ | F_NONEMPTY),
+    ENUM("metric", F_REQ, comparison_metrics),
+    NUM("speedup", F_REQ, R_GT0),
+    NUM2("ci95_low", F_REQ | F_NULL, R_GT0),
+    NUM2("ci95_high", F_REQ | F_NULL, R_GT0),
+    BOOL2("significant", F_REQ),
+    END,
 };
 static const struct field comparison_element[] = {OBJ(NULL, F_REQ, comparison_fields)};
 
@@ -733,6 +742,13 @@ static int check_run(struct vctx *c, const json_t *run)
                     hi);
     }
 
+    const json_t *clo = json_object_get(tp, "ci95_low"), *chi = json_object_get(tp, "ci95_high");
+    if (json_is_null(clo) != json_is_null(chi) ||
+        (json_is_number(clo) && json_number_value(clo) > json_number_value(chi))) {
+        push_key(c, "throughput");
+        return fail(c, "ci95_low and ci95_high are both null, or numbers with low <= high");
+    }
+
     const json_t *st = json_object_get(metrics, "step_time_s");
     double p50 = json_number_value(json_object_get(st, "p50"));
     double p95 = json_number_value(json_object_get(st, "p95"));
@@ -763,6 +779,33 @@ static int check_run(struct vctx *c, const json_t *run)
         }
     }
     pop(c, old);
+    return 0;
+}
+
+/* A version-2 comparison's interval holds its speedup, and `significant` says whether it
+ * excludes 1 (no interval: not significant). */
+static int check_interval(struct vctx *c, const json_t *cmp, size_t k)
+{
+    const json_t *lo = json_object_get(cmp, "ci95_low"), *hi = json_object_get(cmp, "ci95_high");
+    double speedup = json_number_value(json_object_get(cmp, "speedup"));
+    int significant = json_is_true(json_object_get(cmp, "significant"));
+    push_key(c, "comparisons");
+    push_index(c, k);
+    if (json_is_null(lo) != json_is_null(hi))
+        return fail(c, "ci95_low and ci95_high are both numbers or both null");
+    if (json_is_null(lo)) {
+        if (significant)
+            return fail(c, "significant is true without an interval");
+        return 0;
+    }
+    double l = json_number_value(lo), h = json_number_value(hi);
+    /* the relative slack covers the 17-digit round trip of the three numbers */
+    if (!(l <= speedup * (1 + 1e-12) && speedup <= h * (1 + 1e-12)))
+        return fail(c, "ci95_low <= speedup <= ci95_high does not hold (%g, %g, %g)", l, speedup,
+                    h);
+    if (significant != (l > 1 || h < 1))
+        return fail(c, "significant is %s but the interval [%g, %g] %s 1",
+                    significant ? "true" : "false", l, h, significant ? "contains" : "excludes");
     return 0;
 }
 
@@ -803,6 +846,8 @@ static int check_ids(struct vctx *c, const json_t *doc)
             push_index(c, k);
             return fail(c, "baseline and candidate are the same run");
         }
+        if (c->version >= 2 && check_interval(c, cmp, k) != 0)
+            return -1;
     }
     return 0;
 }

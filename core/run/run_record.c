@@ -8,6 +8,7 @@
 
 #include "devices.h"
 #include "env.h"
+#include "interval.h"
 #include "names.h"
 #include "stats.h"
 
@@ -134,12 +135,17 @@ json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
     xpb_summary ts, ss;
     xpb_summarize(&ts, thr, R);
     xpb_summarize(&ss, t->step_seconds, t->n_steps);
+    xpb_interval ci; /* of the geometric mean throughput over repeats (interval.h) */
+    if (xpb_interval_geomean(&ci, thr, R, 0.95) != 0)
+        ci.low = ci.high = NAN;
     free(thr);
     json_object_set_new(m, "timed_steps", json_integer((json_int_t)t->n_steps));
     json_object_set_new(tp, "median", json_real(ts.p50));
     json_object_set_new(tp, "min", json_real(ts.min));
     json_object_set_new(tp, "max", json_real(ts.max));
     json_object_set_new(tp, "unit", json_string("samples/s"));
+    json_object_set_new(tp, "ci95_low", num_or_null(ci.low));
+    json_object_set_new(tp, "ci95_high", num_or_null(ci.high));
     json_object_set_new(m, "throughput", tp);
     json_object_set_new(m, "repeats", reps);
     json_object_set_new(st, "mean", json_real(ss.mean));
