@@ -151,7 +151,22 @@ static json_t *valid_doc_v2(void)
     for (size_t i = 0; i < json_array_size(runs); i++) {
         json_t *run = json_array_get(runs, i);
         json_object_set_new(json_object_get(run, "config"), "allow_emulated", json_false());
-        json_t *tp = json_object_get(json_object_get(run, "metrics"), "throughput");
+        json_t *metrics = json_object_get(run, "metrics");
+        json_t *tp = json_object_get(metrics, "throughput");
+        if (metrics) {
+            json_t *energy = json_object_get(metrics, "energy");
+            int measured = json_is_true(json_object_get(energy, "measured"));
+            json_object_set_new(energy, "watts", measured ? json_real(150) : json_null());
+            json_object_set_new(energy, "reason",
+                                measured ? json_null() : json_string("no meter: test"));
+            json_object_set_new(json_object_get(metrics, "memory"), "host_run_peak_bytes",
+                                json_integer(1 << 20));
+            json_object_set_new(json_object_get(metrics, "loss"), "series",
+                                parse("[{'step': 5, 'loss': 2.3}, {'step': 10, 'loss': 2.29}]"));
+            json_object_set_new(metrics, "interference",
+                                parse("{'other_cpu_share': 0.01, 'steal_share': 0.0, "
+                                      "'load_1m': 1.5, 'flagged': false}"));
+        }
         if (tp) {
             double r[XPB_RESULTS_MAX_REPEATS];
             size_t n = xpb_results_repeat_throughputs(r, XPB_RESULTS_MAX_REPEATS, run);
@@ -1063,6 +1078,17 @@ static void test_version_2(void **state)
         {"comparisons[0].significant", "true", "significant is true without an interval"},
         {"comparisons[0].ci95_low", "0.5", "ci95_low and ci95_high are both numbers or both null"},
         {"scenario.baseline", NULL, "scenario.baseline: required key missing"},
+        {"runs[0].metrics.interference", NULL, "runs[0].metrics.interference: required key"},
+        {"runs[0].metrics.interference.other_cpu_share", "1.5", "expected a number in [0, 1]"},
+        {"runs[0].metrics.loss.series", "[{'step': 0, 'loss': 1}]",
+         "runs[0].metrics.loss.series[0].step: expected an integer >= 1"},
+        {"runs[0].metrics.energy.reason", "null",
+         "runs[0].metrics.energy.reason: must say why when measured is false"},
+        {"runs[1].metrics.energy.reason", "'x'",
+         "runs[1].metrics.energy.reason: must be null when measured is true"},
+        {"runs[1].metrics.energy.domains", "{'gpu': 1}",
+         "runs[1].metrics.energy.domains.gpu: unknown key"},
+        {"runs[0].metrics.memory.host_run_peak_bytes", NULL, "host_run_peak_bytes: required"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *d = valid_doc_v2();

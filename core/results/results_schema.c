@@ -88,6 +88,7 @@ static const char *const optimizers[] = {"sgd", "adam", NULL};
 static const char *const units[] = {"samples/s", NULL};
 static const char *const comparison_kinds[] = {"backend", "fusion", "precision", NULL};
 static const char *const comparison_metrics[] = {"throughput", NULL};
+static const char *const energy_domains[] = {"package", "dram", NULL};
 
 static const struct field string_element[] = {STR(NULL, F_REQ)};
 
@@ -225,6 +226,7 @@ static const struct field memory_fields[] = {
     INT("host_peak_rss_bytes", F_REQ, R_GE0),
     INT("device_bytes_in_use", F_REQ | F_NULL, R_GE0),
     INT("device_peak_bytes", F_REQ | F_NULL, R_GE0),
+    INT2("host_run_peak_bytes", F_REQ | F_NULL, R_GE0),
     END,
 };
 
@@ -233,12 +235,31 @@ static const struct field energy_fields[] = {
     STR("source", F_REQ | F_NULL),
     NUM("joules", F_REQ | F_NULL, R_GE0),
     NUM("samples_per_joule", F_REQ | F_NULL, R_GE0),
+    NUM2("watts", F_REQ | F_NULL, R_GE0),
+    STR2("reason", F_REQ | F_NULL),
+    {"domains", K_NUMMAP, 0, R_GE0, energy_domains, NULL, 2},
     END,
 };
+
+static const struct field loss_point_fields[] = {
+    INT("step", F_REQ, R_GE1),
+    NUM("loss", F_REQ, R_ANY),
+    END,
+};
+static const struct field loss_point_element[] = {OBJ(NULL, F_REQ, loss_point_fields)};
 
 static const struct field loss_fields[] = {
     NUM("first", F_REQ | F_NULL, R_ANY),
     NUM("last", F_REQ | F_NULL, R_ANY),
+    ARR2("series", F_REQ, loss_point_element),
+    END,
+};
+
+static const struct field interference_fields[] = {
+    NUM("other_cpu_share", F_REQ | F_NULL, R_01),
+    NUM("steal_share", F_REQ | F_NULL, R_01),
+    NUM("load_1m", F_REQ | F_NULL, R_GE0),
+    BOOL("flagged", F_REQ),
     END,
 };
 
@@ -253,6 +274,7 @@ static const struct field metrics_fields[] = {
     OBJ("energy", F_REQ, energy_fields),
     OBJ("loss", F_REQ, loss_fields),
     NUM("host_overhead_fraction", F_REQ, R_01),
+    OBJ2("interference", F_REQ, interference_fields),
     END,
 };
 
@@ -670,7 +692,9 @@ static int check_value(struct vctx *c, const json_t *v, const struct field *f)
                 while (f->names[i] && strcmp(f->names[i], key) != 0)
                     i++;
                 if (!f->names[i])
-                    return fail(c, "unknown key (the keys are precision names)");
+                    return fail(c, f->names == xpb_precision_names
+                                       ? "unknown key (the keys are precision names)"
+                                       : "unknown key");
             }
             if (check_value(c, json_object_iter_value(it), &value_field) != 0)
                 return -1;
@@ -769,6 +793,12 @@ static int check_run(struct vctx *c, const json_t *run)
     const json_t *energy = json_object_get(metrics, "energy");
     int measured = json_is_true(json_object_get(energy, "measured"));
     static const char *const energy_keys[] = {"source", "joules", "samples_per_joule"};
+    if (c->version >= 2 && measured == !json_is_null(json_object_get(energy, "reason"))) {
+        push_key(c, "energy");
+        push_key(c, "reason");
+        return fail(c, measured ? "must be null when measured is true"
+                                : "must say why when measured is false");
+    }
     for (size_t i = 0; i < 3; i++) {
         const json_t *v = json_object_get(energy, energy_keys[i]);
         if (measured != !json_is_null(v)) {

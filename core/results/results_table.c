@@ -26,19 +26,21 @@ enum column {
     C_GFLOPS,
     C_LOSS,
     C_RSS,
+    C_OTHERS,
     N_COLUMNS,
 };
 
 static const char *const headers[N_COLUMNS] = {
-    "id",    "status",  "model/variant",       "mode",    "batch",  "precision", "backend",
-    "fused", "threads", "samples/s (min-max)", "speedup", "p50 ms", "p95 ms",    "p99 ms",
-    "cv %",  "GFLOP/s", "loss first->last",    "RSS MiB",
+    "id",    "status",  "model/variant",       "mode",    "batch",    "precision", "backend",
+    "fused", "threads", "samples/s (min-max)", "speedup", "p50 ms",   "p95 ms",    "p99 ms",
+    "cv %",  "GFLOP/s", "loss first->last",    "RSS MiB", "others %",
 };
 
 /* Columns of numbers are right-aligned. */
 static const int right_aligned[N_COLUMNS] = {
-    [C_BATCH] = 1, [C_THREADS] = 1, [C_THROUGHPUT] = 1, [C_SPEEDUP] = 1, [C_P50] = 1,
-    [C_P95] = 1,   [C_P99] = 1,     [C_CV] = 1,         [C_GFLOPS] = 1,  [C_RSS] = 1,
+    [C_BATCH] = 1,  [C_THREADS] = 1, [C_THROUGHPUT] = 1, [C_SPEEDUP] = 1,
+    [C_P50] = 1,    [C_P95] = 1,     [C_P99] = 1,        [C_CV] = 1,
+    [C_GFLOPS] = 1, [C_RSS] = 1,     [C_OTHERS] = 1,
 };
 
 /* obj.a.b... with a NULL-terminated key list; NULL when any step is missing. */
@@ -221,6 +223,14 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col,
         number_cell(buf, size, at(metrics, "memory", "host_peak_rss_bytes", NULL),
                     1.0 / (1024.0 * 1024.0));
         break;
+    case C_OTHERS: /* CPU others took meanwhile; "!" when it was enough to spoil the run */
+        v = at(metrics, "interference", "other_cpu_share", NULL);
+        if (json_is_number(v))
+            snprintf(buf, size, "%.1f%s", json_number_value(v) * 100,
+                     json_is_true(at(metrics, "interference", "flagged", NULL)) ? "!" : "");
+        else
+            snprintf(buf, size, "-");
+        break;
     }
 }
 
@@ -268,6 +278,16 @@ static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
     }
     fprintf(f, "speedup = throughput / the same run's throughput on the baseline backend "
                "(\"base\"); fused n/a = the backend does not fuse\n");
+    int flagged = 0;
+    for (size_t r = 0; r < n; r++)
+        flagged += json_is_true(at(json_object_get(json_array_get(runs, r), "metrics"),
+                                   "interference", "flagged", NULL));
+    if (flagged)
+        fprintf(f,
+                "others %% = CPU time other processes took during the timed steps, as a share "
+                "of the machine; ! = %d run%s disturbed by them: %s numbers are not %s own\n",
+                flagged, flagged == 1 ? " was" : "s were", flagged == 1 ? "its" : "their",
+                flagged == 1 ? "its" : "their");
     fprintf(f, "step times in ms; cv = coefficient of variation of step times; threads auto = "
                "backend default; ");
     if (streamed && resident)

@@ -10,7 +10,7 @@
 #include "energy.h"
 #include "progress.h"
 
-static int push_step(xpb_timing *t, double s)
+static int push_step(xpb_timing *t, double s, double loss)
 {
     if (t->n_steps == t->cap_steps) {
         size_t cap = t->cap_steps ? 2 * t->cap_steps : 256;
@@ -18,26 +18,77 @@ static int push_step(xpb_timing *t, double s)
         if (!grown)
             return -1;
         t->step_seconds = grown;
+        grown = realloc(t->step_loss, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        t->step_loss = grown;
         t->cap_steps = cap;
     }
+    t->step_loss[t->n_steps] = loss;
     t->step_seconds[t->n_steps++] = s;
     return 0;
 }
 
-/* Reads an energy meter: the backend's own, else RAPL. */
-static int energy_now(double *joules, const char **source, const xpb_session *s)
+/* The energy meter of a run: the backend's own when it has one and it answers, else RAPL. */
+typedef struct meter {
+    const xpb_session *s;
+    int kind; /* 0 none, 1 backend, 2 RAPL */
+    xpb_rapl rapl;
+    double backend_j;
+    double rapl_uj[XPB_RAPL_MAX_DOMAINS];
+    double t0;
+} meter;
+
+/* Takes the first reading; on failure the meter is off and e->reason says why. */
+static void meter_start(meter *m, const xpb_session *s, xpb_energy *e)
 {
-    if (XPB_HAS_MEMBER(s->api, xpb_backend_api, energy_read) && s->api->energy_read &&
-        s->api->energy_read(s->backend, joules) == XPB_OK) {
-        *source = "backend";
-        return 0;
+    memset(m, 0, sizeof *m);
+    m->s = s;
+    xpb_status (*read)(xpb_backend *, double *) =
+        XPB_MEMBER_OR(s->api, xpb_backend_api, energy_read, NULL);
+    m->t0 = xpb_now();
+    if (read && read(s->backend, &m->backend_j) == XPB_OK) {
+        m->kind = 1;
+        return;
     }
-    if (xpb_rapl_read(joules) == 0) {
-        *source = "rapl";
-        return 0;
+    if (xpb_rapl_open(&m->rapl, getenv("XPB_POWERCAP_ROOT")) == 0 &&
+        xpb_rapl_sample(&m->rapl, m->rapl_uj) == 0) {
+        m->kind = 2;
+        return;
     }
-    *source = NULL;
-    return -1;
+    if (read)
+        snprintf(e->reason, sizeof e->reason, "the backend's meter failed: %.200s; host: %.80s",
+                 s->api->last_error(s->backend), m->rapl.reason);
+    else
+        snprintf(e->reason, sizeof e->reason, "%s", m->rapl.reason);
+}
+
+/* Takes the second reading and fills *e. */
+static void meter_stop(meter *m, xpb_energy *e)
+{
+    e->seconds = xpb_now() - m->t0;
+    if (m->kind == 1) {
+        double j;
+        if (m->s->api->energy_read(m->s->backend, &j) == XPB_OK && j >= m->backend_j) {
+            e->source = "backend";
+            e->joules = j - m->backend_j;
+        } else {
+            snprintf(e->reason, sizeof e->reason, "the backend's meter failed at the end: %.200s",
+                     m->s->api->last_error(m->s->backend));
+        }
+    } else if (m->kind == 2) {
+        double uj[XPB_RAPL_MAX_DOMAINS];
+        if (xpb_rapl_sample(&m->rapl, uj) == 0) {
+            e->source = "rapl";
+            e->joules = xpb_rapl_joules(&m->rapl, m->rapl_uj, uj, &e->package, &e->dram);
+        } else {
+            snprintf(e->reason, sizeof e->reason, "a RAPL counter could not be read at the end");
+        }
+    }
+    if (e->source && !(e->joules > 0)) { /* a meter that did not move measured nothing */
+        snprintf(e->reason, sizeof e->reason, "the %s meter did not advance", e->source);
+        e->source = NULL;
+    }
 }
 
 xpb_status xpb_measure_warmup(xpb_session *s, const xpb_run_config *cfg,
@@ -78,13 +129,15 @@ static xpb_status timed_repeats(xpb_timing *t, xpb_session *s, xpb_stream *strea
             if ((st = xpb_session_step(s, &inside, err)))
                 return st;
             double t1 = xpb_now();
-            if (push_step(t, t1 - t0))
+            double loss = NAN; /* read after the clock stopped: not part of the step */
+            if (mp->n_losses && (st = xpb_session_loss(&loss, s, 0, err)))
+                return st;
+            if (push_step(t, t1 - t0, loss))
                 return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
             t->backend_seconds += inside;
             t->wall_seconds += t1 - t0;
-            if (r == 0 && steps == 0 && mp->n_losses &&
-                (st = xpb_session_loss(&t->loss_first, s, 0, err)))
-                return st;
+            if (r == 0 && steps == 0)
+                t->loss_first = loss;
             steps++;
             elapsed = xpb_now() - start;
             double frac_steps = (double)steps / cfg->min_steps,
@@ -101,8 +154,8 @@ static xpb_status timed_repeats(xpb_timing *t, xpb_session *s, xpb_stream *strea
         for (size_t i = t->n_steps - steps; i < t->n_steps; i++)
             t->repeat_seconds[r] += t->step_seconds[i];
     }
-    if (mp->n_losses && (st = xpb_session_loss(&t->loss_last, s, 0, err)))
-        return st;
+    if (t->n_steps)
+        t->loss_last = t->step_loss[t->n_steps - 1];
     return XPB_OK;
 }
 
@@ -115,22 +168,23 @@ xpb_status xpb_measure_repeats(xpb_timing *t, xpb_session *s, xpb_stream *stream
     t->repeat_steps = calloc(cfg->repeats, sizeof *t->repeat_steps);
     if (!t->repeat_seconds || !t->repeat_steps)
         return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    double e0 = 0, e1 = 0;
-    const char *source = NULL;
-    int have_energy = energy_now(&e0, &source, s) == 0;
+    meter m;
+    xpb_cpu_sample before, after;
+    meter_start(&m, s, &t->energy);
+    xpb_cpu_sample_now(&before);
     xpb_status st = timed_repeats(t, s, stream, cfg, opts, err);
     if (st)
         return st;
-    if (have_energy && energy_now(&e1, &source, s) == 0) {
-        t->joules = strcmp(source, "rapl") == 0 ? xpb_rapl_delta(e0, e1) : e1 - e0;
-        t->energy_source = t->joules > 0 ? source : NULL;
-    }
+    xpb_cpu_sample_now(&after);
+    meter_stop(&m, &t->energy);
+    xpb_interference_between(&t->interference, &before, &after);
     return XPB_OK;
 }
 
 void xpb_timing_free(xpb_timing *t)
 {
     free(t->step_seconds);
+    free(t->step_loss);
     free(t->repeat_seconds);
     free(t->repeat_steps);
     memset(t, 0, sizeof *t);

@@ -1,25 +1,40 @@
 /* The timed part of a run: warm-up steps, then repeats of timed steps (MLPerf LoadGen's rule:
  * each repeat at least min_steps and at least min_time), with the losses of the first and
- * last timed steps and the energy over the timed steps. What is timed: for each step, the
+ * last timed steps (and after every step, for the loss series), the energy over the timed
+ * steps and what other processes used of the machine meanwhile. What is timed: for each step, the
  * backend's run of every phase and the synchronize that ends it (plus, when the run streams
  * its inputs, the copy of the batch), measured by the host with a monotonic clock. */
 #ifndef XPB_CORE_MEASURE_H
 #define XPB_CORE_MEASURE_H
 
+#include "host_usage.h"
 #include "run_config.h"
 #include "runner.h"
 #include "session.h"
 #include "stream.h"
 
+/* Energy of the timed steps. */
+typedef struct xpb_energy {
+    const char *source;   /* "backend" (its energy_read, e.g. NVML), "rapl", NULL: none */
+    double joules;        /* total; meaningful when source is not NULL */
+    double package, dram; /* RAPL's split (0 for the backend's meter) */
+    double seconds;       /* wall time between the two readings */
+    char reason[320];     /* when source is NULL: why nothing was measured */
+} xpb_energy;
+
 typedef struct xpb_timing {
     double *step_seconds; /* every timed step of every repeat */
+    double *step_loss;    /* the loss after each of them (NaN: none), same length */
     size_t n_steps, cap_steps;
     double *repeat_seconds; /* per repeat (cfg->repeats entries) */
     uint32_t *repeat_steps;
     double backend_seconds, wall_seconds; /* inside run+synchronize / whole timed steps */
     double loss_first, loss_last;         /* NaN when the program has no loss */
-    double joules;                        /* energy of the timed steps, when measured */
-    const char *energy_source;            /* "backend", "rapl" or NULL: not measured */
+    xpb_energy energy;
+    xpb_interference interference; /* what other processes used meanwhile */
+    /* The host process's peak resident set during the run (model, compile, steps) minus its
+     * size before; -1 when the peak could not be reset between runs. Set by the runner. */
+    int64_t host_run_peak_bytes;
 } xpb_timing;
 
 /* Runs cfg->warmup untimed steps. XPB_INTERRUPTED when opts->stop was raised. */

@@ -109,11 +109,79 @@ static json_t *num_or_null(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* Samples processed in the timed steps. */
+static double timed_samples(const xpb_timing *t, const xpb_run_config *cfg)
+{
+    double samples = 0;
+    for (size_t r = 0; r < cfg->repeats; r++)
+        samples += t->repeat_steps[r] * (double)cfg->batch;
+    return samples;
+}
+
+static json_t *energy_json(const xpb_energy *e, const xpb_timing *t, const xpb_run_config *cfg)
+{
+    json_t *en = json_object();
+    int measured = e->source != NULL;
+    double samples = timed_samples(t, cfg);
+    json_object_set_new(en, "measured", json_boolean(measured));
+    json_object_set_new(en, "source", measured ? json_string(e->source) : json_null());
+    json_object_set_new(en, "joules", measured ? json_real(e->joules) : json_null());
+    json_object_set_new(en, "samples_per_joule",
+                        measured ? json_real(samples / e->joules) : json_null());
+    json_object_set_new(
+        en, "watts", measured && e->seconds > 0 ? json_real(e->joules / e->seconds) : json_null());
+    json_object_set_new(en, "reason", measured ? json_null() : json_string(e->reason));
+    if (measured && strcmp(e->source, "rapl") == 0)
+        json_object_set_new(en, "domains",
+                            json_pack("{s:f, s:f}", "package", e->package, "dram", e->dram));
+    return en;
+}
+
+/* At most XPB_LOSS_SERIES_POINTS points of the per-step losses: the steps split into equal
+ * buckets, each point the mean loss of its bucket at the bucket's last step. */
+#define XPB_LOSS_SERIES_POINTS 64
+static json_t *loss_series_json(const xpb_timing *t)
+{
+    json_t *series = json_array();
+    size_t n = t->n_steps, points = n < XPB_LOSS_SERIES_POINTS ? n : XPB_LOSS_SERIES_POINTS;
+    for (size_t k = 0; k < points; k++) {
+        size_t lo = k * n / points, hi = (k + 1) * n / points;
+        double sum = 0;
+        size_t cnt = 0;
+        for (size_t i = lo; i < hi; i++)
+            if (isfinite(t->step_loss[i])) {
+                sum += t->step_loss[i];
+                cnt++;
+            }
+        if (cnt)
+            json_array_append_new(
+                series, json_pack("{s:I, s:f}", "step", (json_int_t)hi, "loss", sum / (double)cnt));
+    }
+    return series;
+}
+
+static json_t *loss_json(const xpb_timing *t)
+{
+    json_t *loss = json_object();
+    json_object_set_new(loss, "first", num_or_null(t->loss_first));
+    json_object_set_new(loss, "last", num_or_null(t->loss_last));
+    json_object_set_new(loss, "series", loss_series_json(t));
+    return loss;
+}
+
+static json_t *interference_json(const xpb_interference *in)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "other_cpu_share", num_or_null(in->other_share));
+    json_object_set_new(j, "steal_share", num_or_null(in->steal_share));
+    json_object_set_new(j, "load_1m", num_or_null(in->load_1m));
+    json_object_set_new(j, "flagged", json_boolean(in->flagged));
+    return j;
+}
+
 json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
                              const xpb_model_program *mp, const xpb_session *s)
 {
-    double joules = t->joules;
-    const char *energy_source = t->energy_source;
     json_t *m = json_object(), *tp = json_object(), *reps = json_array(), *st = json_object();
     size_t R = cfg->repeats;
     double *thr = calloc(R, sizeof *thr);
@@ -168,24 +236,14 @@ json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
                         have_ms ? json_integer((json_int_t)ms.bytes_in_use) : json_null());
     json_object_set_new(mem, "device_peak_bytes",
                         have_ms ? json_integer((json_int_t)ms.peak_bytes) : json_null());
+    json_object_set_new(mem, "host_run_peak_bytes",
+                        t->host_run_peak_bytes >= 0 ? json_integer(t->host_run_peak_bytes)
+                                                    : json_null());
     json_object_set_new(m, "memory", mem);
 
-    json_t *en = json_object();
-    int measured = energy_source != NULL && joules > 0;
-    double samples = 0;
-    for (size_t r = 0; r < R; r++)
-        samples += t->repeat_steps[r] * (double)cfg->batch;
-    json_object_set_new(en, "measured", json_boolean(measured));
-    json_object_set_new(en, "source", measured ? json_string(energy_source) : json_null());
-    json_object_set_new(en, "joules", measured ? json_real(joules) : json_null());
-    json_object_set_new(en, "samples_per_joule",
-                        measured ? json_real(samples / joules) : json_null());
-    json_object_set_new(m, "energy", en);
-
-    json_t *loss = json_object();
-    json_object_set_new(loss, "first", num_or_null(t->loss_first));
-    json_object_set_new(loss, "last", num_or_null(t->loss_last));
-    json_object_set_new(m, "loss", loss);
+    json_object_set_new(m, "energy", energy_json(&t->energy, t, cfg));
+    json_object_set_new(m, "loss", loss_json(t));
+    json_object_set_new(m, "interference", interference_json(&t->interference));
     double overhead =
         t->wall_seconds > 0 ? (t->wall_seconds - t->backend_seconds) / t->wall_seconds : 0;
     json_object_set_new(m, "host_overhead_fraction", json_real(overhead < 0 ? 0 : overhead));

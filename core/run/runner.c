@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "host_usage.h"
 #include "measure.h"
 #include "model_program.h"
 #include "names.h"
@@ -29,6 +30,8 @@ typedef struct run_state {
     xpb_session session;
     xpb_stream stream;
     xpb_timing timing;
+    uint64_t rss_before; /* resident set before the run, after resetting its peak */
+    int peak_reset;      /* 1: the kernel reset the peak, so the run's own peak is known */
     xpb_err err;
 } run_state;
 
@@ -149,6 +152,9 @@ static xpb_status measure(run_state *r)
                              r->opts, &r->err);
     if (st)
         return st;
+    uint64_t peak = xpb_rss_peak();
+    r->timing.host_run_peak_bytes =
+        r->peak_reset && peak ? (int64_t)(peak > r->rss_before ? peak - r->rss_before : 0) : -1;
     json_t *metrics = xpb_run_metrics_json(&r->timing, cfg, r->mp, &r->session);
     if (!metrics)
         return xpb_err_set(&r->err, XPB_OUT_OF_MEMORY, "out of memory");
@@ -182,6 +188,9 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
     run_state r = {.cfg = cfg, .opts = opts};
     if (!(r.run = new_run(&r)))
         return NULL;
+    /* the run's memory: from here (the model is built next) to the end of its timed steps */
+    r.peak_reset = xpb_rss_reset_peak() == 0;
+    r.rss_before = xpb_rss_now();
     xpb_status st = prepare(&r, registry);
     if (st == XPB_OK)
         st = check_first_step(&r, registry);
