@@ -854,6 +854,19 @@ static void test_table(void **state)
     assert_null(strstr(out, "resnet18/"));
     free(out);
 
+    /* A comparison with an interval shows it, and says when it is no real difference. */
+    set_path(doc, "comparisons[0].ci95_low", json_real(0.97));
+    set_path(doc, "comparisons[0].ci95_high", json_real(25.5));
+    set_path(doc, "comparisons[0].significant", json_false());
+    out = table_of(doc);
+    assert_non_null(strstr(out, "12.35x (0.97-25.50, no significant difference)\n"));
+    free(out);
+    set_path(doc, "comparisons[0].ci95_low", json_real(11.9));
+    set_path(doc, "comparisons[0].significant", json_true());
+    out = table_of(doc);
+    assert_non_null(strstr(out, "12.35x (11.90-25.50)\n"));
+    free(out);
+
     /* A backend that says it does not fuse shows "n/a" under fused, whatever was asked. */
     set_path(doc, "runs[0].device.capabilities", parse("['threads']"));
     out = table_of(doc);

@@ -15,7 +15,11 @@
 
 #include <xpubench/backend.h>
 
+#include "loader.h"
+#include "names.h"
 #include "scenario.h"
+#include "scenario_check.h"
+#include "scenario_keys.h"
 #include "sha256.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -80,7 +84,8 @@ static void test_defaults(void **state)
     assert_int_equal(r->mode, XPB_MODE_TRAIN);
     assert_int_equal(r->batch, 64);
     assert_int_equal(r->precision, XPB_PRECISION_FP32);
-    assert_string_equal(r->backend, "cpu_ref");
+    assert_int_equal(r->allow_emulated, 0);
+    assert_string_equal(r->backend, XPB_REFERENCE_BACKEND);
     assert_int_equal(r->fusion, 1);
     assert_int_equal(r->threads, 0);
     assert_int_equal(r->device, 0);
@@ -117,6 +122,7 @@ static void test_every_key(void **state)
                                "    mode: inference\n"
                                "    batch: 65536\n"
                                "    precision: fp16-mixed\n"
+                               "    allow_emulated: true\n"
                                "    backend: cpu_onednn\n"
                                "    fusion: false\n"
                                "    threads: 4096\n"
@@ -146,6 +152,7 @@ static void test_every_key(void **state)
     assert_int_equal(r->mode, XPB_MODE_INFERENCE);
     assert_int_equal(r->batch, 65536);
     assert_int_equal(r->precision, XPB_PRECISION_FP16_MIXED);
+    assert_int_equal(r->allow_emulated, 1);
     assert_string_equal(r->backend, "cpu_onednn");
     assert_int_equal(r->fusion, 0);
     assert_int_equal(r->threads, 4096);
@@ -172,6 +179,34 @@ static void test_every_key(void **state)
     assert_string_equal(r->params[2].value, "relu");
     assert_int_equal(r->line, 5);
     xpb_scenario_free(s);
+}
+
+static void test_allow_emulated(void **state)
+{
+    (void)state;
+    const char *set[] = {"allow_emulated=yes"};
+    xpb_scenario *s = parse_ok("name: e\ndefaults: {allow_emulated: [false, true]}\nruns:\n"
+                               "  - {model: m, precision: bf16}\n"
+                               "  - {model: m, allow_emulated: off}\n");
+    assert_int_equal(s->n_runs, 3);
+    assert_string_equal(s->runs[0].id, "m-train[allow_emulated=false]");
+    assert_int_equal(s->runs[0].allow_emulated, 0);
+    assert_string_equal(s->runs[1].id, "m-train[allow_emulated=true]");
+    assert_int_equal(s->runs[1].allow_emulated, 1);
+    assert_string_equal(s->runs[2].id, "m-train"); /* the run's scalar replaces the axis */
+    assert_int_equal(s->runs[2].allow_emulated, 0);
+    xpb_scenario_free(s);
+    s = parse_ok_set(minimal, set, 1);
+    assert_int_equal(s->runs[0].allow_emulated, 1);
+    xpb_scenario_free(s);
+    expect_error("name: x\nruns:\n  - model: a\n    allow_emulated: \"true\"\n",
+                 "t.yaml:4:21: allow_emulated: expected true or false, found the quoted string "
+                 "\"true\"");
+    expect_set_error(minimal, "allow_emulated=1",
+                     "--set allow_emulated=1: allow_emulated: expected true or false, found '1'");
+    expect_error("name: x\nruns:\n  - model: a\n    allow_emulate: true\n",
+                 "t.yaml:4:5: expected a run key, found 'allow_emulate' (did you mean "
+                 "'allow_emulated'?)");
 }
 
 static void test_precision_spellings(void **state)
@@ -489,11 +524,12 @@ static void test_override_errors(void **state)
     expect_set_error(minimal, "precision=fp64",
                      "--set precision=fp64: precision: expected one of fp32, tf32, bf16, fp16, "
                      "bf16-mixed, fp16-mixed, found 'fp64'");
-    expect_set_error(minimal, "zzz=1",
-                     "--set zzz=1: expected a run key or params.<name> (model, variant, mode, "
-                     "batch, precision, backend, fusion, threads, device, warmup, min_steps, "
-                     "min_time, max_steps, repeats, seed, data, transfer, lr, momentum, "
-                     "weight_decay, verify, profile), found 'zzz'");
+    expect_set_error(
+        minimal, "zzz=1",
+        "--set zzz=1: expected a run key or params.<name> (model, variant, mode, "
+        "batch, precision, allow_emulated, backend, fusion, threads, device, warmup, min_steps, "
+        "min_time, max_steps, repeats, seed, data, transfer, lr, momentum, "
+        "weight_decay, verify, profile), found 'zzz'");
     expect_set_error(minimal, "max_steps=5",
                      "--set max_steps=5: max_steps: expected 0 (no limit) or at least min_steps "
                      "(20) in run conv6-train, found 5");
@@ -568,16 +604,18 @@ static void test_error_unknown_keys(void **state)
     expect_error("name: x\nruns:\n  - model: conv6\n    presicion: fp32\n",
                  "t.yaml:4:5: expected a run key, found 'presicion' (did you mean "
                  "'precision'?)");
-    expect_error("name: x\nruns:\n  - model: conv6\n    xyzzy: 32\n",
-                 "t.yaml:4:5: expected a run key (name, model, variant, mode, batch, precision, "
-                 "backend, fusion, threads, device, warmup, min_steps, min_time, max_steps, "
-                 "repeats, seed, data, transfer, lr, momentum, weight_decay, verify, profile, "
-                 "params), found 'xyzzy'");
+    expect_error(
+        "name: x\nruns:\n  - model: conv6\n    xyzzy: 32\n",
+        "t.yaml:4:5: expected a run key (name, model, variant, mode, batch, precision, "
+        "allow_emulated, backend, fusion, threads, device, warmup, min_steps, min_time, max_steps, "
+        "repeats, seed, data, transfer, lr, momentum, weight_decay, verify, profile, "
+        "params), found 'xyzzy'");
     expect_error("name: x\nrun:\n  - model: conv6\n",
                  "t.yaml:2:1: expected a top-level key, found 'run' (did you mean 'runs'?)");
-    expect_error("name: x\nbatch: 3\nruns:\n  - model: a\n",
-                 "t.yaml:2:1: expected a top-level key (name, description, output, defaults, "
-                 "runs), found 'batch' (run keys go under 'defaults' or into a run)");
+    expect_error(
+        "name: x\nbatch: 3\nruns:\n  - model: a\n",
+        "t.yaml:2:1: expected a top-level key (name, description, output, baseline, defaults, "
+        "runs), found 'batch' (run keys go under 'defaults' or into a run)");
     expect_error("name: x\ndefaults:\n  modle: a\nruns:\n  - model: a\n",
                  "t.yaml:3:3: expected a run key, found 'modle' (did you mean 'model'?)");
     expect_error("name: x\ndefaults:\n  name: a\nruns:\n  - model: a\n",
@@ -789,6 +827,207 @@ static void test_error_deep_nesting(void **state)
                        "mapping nested deeper");
 }
 
+/* ---- warnings against the loaded plugins ---- */
+
+/* The warnings xpb_scenario_warn_backends prints for `text`, with the reference backend (no
+ * XPB_CAP_FUSION, no XPB_CAP_THREADS) and fake_null_optional (XPB_CAP_FUSION only) loaded.
+ * Returns a string the caller frees; *count receives the function's return value. */
+static char *warnings_for(const char *text, size_t *count)
+{
+    const char *dirs[] = {XPB_TEST_PLUGIN_DIR,
+                          XPB_TEST_BINARY_DIR "/tests/fake_plugins/null_optional"};
+    xpb_registry *r = NULL;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_registry_load(&r, dirs, N(dirs), &err), XPB_OK);
+    const xpb_plugin_descriptor *ref =
+        xpb_registry_find(r, XPB_PLUGIN_BACKEND, XPB_REFERENCE_BACKEND);
+    const xpb_plugin_descriptor *fake =
+        xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_null_optional");
+    if (!ref || !fake)
+        fail_msg("%s and fake_null_optional must be built (%s, tests/fake_plugins)",
+                 XPB_REFERENCE_BACKEND, XPB_TEST_PLUGIN_DIR);
+    assert_int_equal(xpb_plugin_caps(ref) & (XPB_CAP_FUSION | XPB_CAP_THREADS), 0);
+    assert_int_equal(xpb_plugin_caps(fake) & (XPB_CAP_FUSION | XPB_CAP_THREADS), XPB_CAP_FUSION);
+    xpb_scenario *s = parse_ok(text);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    *count = xpb_scenario_warn_backends(s, r, f);
+    fclose(f);
+    xpb_scenario_free(s);
+    xpb_registry_free(r);
+    return out;
+}
+
+static void test_warn_fusion(void **state)
+{
+    (void)state;
+    size_t n;
+    /* A fusion sweep on a backend that does not fuse: once per scenario run and backend. */
+    char *out = warnings_for("name: w\nruns:\n  - model: m\n    fusion: [true, false]\n"
+                             "    batch: [1, 2]\n  - {model: m, fusion: false}\n",
+                             &n);
+    assert_string_equal(out, "xpubench: warning: t.yaml:3: run 'm-train[fusion=false,batch=1]': "
+                             "backend 'cpu_ref' does not fuse: fusion true and false measure the "
+                             "same thing\n"
+                             "xpubench: warning: t.yaml:6: run 'm-train': backend 'cpu_ref' "
+                             "does not fuse: fusion true and false measure the same thing\n");
+    assert_int_equal(n, 2);
+    free(out);
+    /* The default (fused) says nothing; a backend that fuses says nothing either. */
+    out = warnings_for("name: w\nruns:\n  - {model: m, fusion: true}\n"
+                       "  - {model: m, backend: fake_null_optional, fusion: [true, false]}\n",
+                       &n);
+    assert_string_equal(out, "");
+    assert_int_equal(n, 0);
+    free(out);
+}
+
+static void test_warn_threads(void **state)
+{
+    (void)state;
+    size_t n;
+    char *out = warnings_for("name: w\ndefaults: {threads: [0, 4, 8]}\nruns:\n"
+                             "  - {model: m, backend: [cpu_ref, fake_null_optional]}\n"
+                             "  - {model: m, threads: 0}\n",
+                             &n);
+    assert_string_equal(out,
+                        "xpubench: warning: t.yaml:4: run 'm-train[threads=4,backend=cpu_ref]': "
+                        "backend 'cpu_ref' ignores threads: threads 4 measures the same as 0 (the "
+                        "backend's default)\n"
+                        "xpubench: warning: t.yaml:4: run "
+                        "'m-train[threads=4,backend=fake_null_optional]': backend "
+                        "'fake_null_optional' ignores threads: threads 4 measures the same as 0 "
+                        "(the backend's default)\n");
+    assert_int_equal(n, 2);
+    free(out);
+    /* Both warnings for one run, and a missing backend is still reported for every run. */
+    out = warnings_for("name: w\nruns:\n  - {model: m, fusion: false, threads: 2}\n"
+                       "  - {model: m, backend: warp9, batch: [1, 2]}\n",
+                       &n);
+    assert_int_equal(n, 4);
+    const char *want = "xpubench: warning: t.yaml:3: run 'm-train': backend 'cpu_ref' does not "
+                       "fuse: fusion true and false measure the same thing\n"
+                       "xpubench: warning: t.yaml:3: run 'm-train': backend 'cpu_ref' ignores "
+                       "threads: threads 2 measures the same as 0 (the backend's default)\n"
+                       "xpubench: warning: t.yaml:4: run 'm-train[batch=1]': backend 'warp9' is "
+                       "not loaded (loaded: ";
+    assert_memory_equal(out, want, strlen(want));
+    assert_non_null(strstr(out, "xpubench: warning: t.yaml:4: run 'm-train[batch=2]': backend "
+                                "'warp9' is not loaded"));
+    free(out);
+}
+
+static void test_baseline(void **state)
+{
+    (void)state;
+    xpb_scenario *s = parse_ok("name: b\nbaseline: cpu_onednn\nruns:\n  - model: m\n");
+    assert_string_equal(s->baseline, "cpu_onednn");
+    xpb_scenario_free(s);
+    s = parse_ok("name: b\nbaseline: ~\nruns:\n  - model: m\n");
+    assert_null(s->baseline);
+    xpb_scenario_free(s);
+    s = parse_ok("name: b\nruns:\n  - model: m\n");
+    assert_null(s->baseline);
+    xpb_scenario_free(s);
+    expect_error("name: b\nbaseline: [cpu_ref]\nruns:\n  - model: m\n",
+                 "t.yaml:2:11: baseline: expected a backend name, found a list");
+    expect_error("name: b\nbaseline: 'a b'\nruns:\n  - model: m\n",
+                 "t.yaml:2:11: baseline: expected a backend name, found the quoted string \"a b\"");
+    /* a baseline no run uses gives no comparison: said up front */
+    size_t n;
+    char *out = warnings_for("name: b\nbaseline: warp9\nruns:\n  - {model: m}\n", &n);
+    assert_string_equal(out, "xpubench: warning: t.yaml: baseline 'warp9' is the backend of no "
+                             "run: there will be no backend comparison\n");
+    assert_int_equal(n, 1);
+    free(out);
+}
+
+/* ---- the key table, its help and its documentation ---- */
+
+static void test_print_keys(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    xpb_scenario_print_keys(f);
+    fclose(f);
+    assert_non_null(strstr(out, "\n  model           model plugin\n"
+                                "                  a name of letters, digits, '_', '.' or '-'; "
+                                "required\n"));
+    assert_non_null(strstr(out, "\n  batch           samples per step\n"
+                                "                  an integer 1..65536; default 64\n"));
+    assert_non_null(strstr(out, "; default " XPB_REFERENCE_BACKEND "\n"));
+    assert_non_null(strstr(out, "\n  allow_emulated  "));
+    assert_non_null(strstr(out, "\n                  true or false; default false\n"));
+    assert_non_null(strstr(out, "one of fp32, tf32, bf16, fp16, bf16-mixed, fp16-mixed; default "
+                                "fp32\n"));
+    assert_non_null(strstr(out, "(or ~ for the model's default); default ~\n"));
+    free(out);
+}
+
+/* Splits a Markdown table row at the '|' that are not escaped ("\|"); returns the number of
+ * cells (at most max), each trimmed and NUL-terminated in place. */
+static size_t table_cells(char *row, char **cells, size_t max)
+{
+    size_t n = 0;
+    char *start = strchr(row, '|');
+    for (char *p = start ? start + 1 : row; start && *p && n < max; p++) {
+        if (*p != '|' || p[-1] == '\\')
+            continue;
+        *p = '\0';
+        while (*start == '|' || *start == ' ')
+            start++;
+        for (char *e = p - 1; e >= start && *e == ' '; e--)
+            *e = '\0';
+        cells[n++] = start;
+        start = p + 1;
+    }
+    return n;
+}
+
+/* docs/scenarios.md lists the run keys of the table, in its order, with its defaults. */
+static void test_docs_list_every_key(void **state)
+{
+    (void)state;
+    FILE *f = fopen(XPB_TEST_SOURCE_DIR "/docs/scenarios.md", "r");
+    assert_non_null(f);
+    size_t n_keys, k = 0;
+    const struct xpb_skey *keys = xpb_skey_table(&n_keys);
+    char line[2048], *cells[8], value[64], text[64];
+    int in_table = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "## ", 3) == 0)
+            in_table = strncmp(line, "## Run keys", 11) == 0;
+        if (!in_table || strncmp(line, "| `", 3) != 0)
+            continue;
+        assert_true(table_cells(line, cells, 8) >= 3);
+        assert_true(k < n_keys);
+        const struct xpb_skey *key = &keys[k++];
+        snprintf(value, sizeof value, "`%s`", key->name);
+        assert_string_equal(cells[0], value);
+        const char *def = cells[2];
+        if (key->required) {
+            assert_memory_equal(def, "**required**", 12);
+        } else if (key->type == XPB_SKEY_PARAMS) {
+            assert_string_equal(def, "none");
+        } else if (key->type == XPB_SKEY_FLOAT && !isnan(key->def.f)) {
+            assert_true(def[0] == '`' && strtod(def + 1, NULL) == key->def.f);
+        } else if (key->type != XPB_SKEY_LABEL) {
+            int null = (key->type == XPB_SKEY_NAME && !key->def.s) ||
+                       (key->type == XPB_SKEY_FLOAT && isnan(key->def.f));
+            snprintf(value, sizeof value, "`%s`",
+                     null ? "~" : xpb_skey_format(text, sizeof text, key, &key->def));
+            assert_memory_equal(def, value, strlen(value));
+        }
+    }
+    fclose(f);
+    assert_int_equal(k, n_keys);
+}
+
 /* ---- files ---- */
 
 static char *temp_file(const char *content, size_t len)
@@ -904,7 +1143,10 @@ static void test_quickstart(void **state)
     assert_int_equal(r->precision, XPB_PRECISION_FP32);
     assert_true(r->seed == 42);
     assert_true(r->batch >= 1 && r->batch <= 32);
-    assert_true(r->repeats >= 1 && r->repeats <= 2);
+    assert_true(r->repeats >= 1 && r->repeats <= 3);
+    /* the speedups of the quickstart are over the reference */
+    assert_non_null(s->baseline);
+    assert_string_equal(s->baseline, XPB_REFERENCE_BACKEND);
     assert_true(r->warmup <= 1);
     assert_true(r->min_time <= 1.0);
     xpb_scenario_free(s);
@@ -914,7 +1156,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_every_key),
+        cmocka_unit_test(test_allow_emulated),
         cmocka_unit_test(test_precision_spellings),
         cmocka_unit_test(test_bool_spellings),
         cmocka_unit_test(test_null_means_model_default),
@@ -940,6 +1184,10 @@ int main(void)
         cmocka_unit_test(test_error_binary_and_encoding),
         cmocka_unit_test(test_error_too_large),
         cmocka_unit_test(test_error_deep_nesting),
+        cmocka_unit_test(test_warn_fusion),
+        cmocka_unit_test(test_warn_threads),
+        cmocka_unit_test(test_print_keys),
+        cmocka_unit_test(test_docs_list_every_key),
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_shipped_configs_parse),
         cmocka_unit_test(test_quickstart),

@@ -29,6 +29,7 @@ static const char *const builtin_seeds[] = {
     "defaults:\n"
     "  backend: cpu_ref\n"
     "  precision: [fp32, bf16]\n"
+    "  allow_emulated: [false, true]\n"
     "  params: {blocks: 6}\n"
     "runs:\n"
     "  - name: full\n"
@@ -458,9 +459,10 @@ static void test_binary_junk(void **state)
 static void test_override_mutations(void **state)
 {
     (void)state;
-    static const char *const keys[] = {"batch",    "precision", "params.depth", "seed", "lr",
-                                       "variant",  "bach",      "params.",      "name", "",
-                                       "min_time", "fusion",    "max_steps",    "model"};
+    static const char *const keys[] = {"batch",     "precision", "params.depth",  "seed",
+                                       "lr",        "variant",   "bach",          "params.",
+                                       "name",      "",          "min_time",      "fusion",
+                                       "max_steps", "model",     "allow_emulated"};
     static const char *const values[] = {
         "32", "[32,64]", "[",    "bf16",  "~", "",        "{a: 1}", "-1",       "1e999", "[[1]]",
         "*a", "&a 1",    "a: b", "\"x\"", "'", "[1,2,3]", "true",   "- 1\n- 2", "\xff",  "\t1"};

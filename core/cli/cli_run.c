@@ -150,7 +150,7 @@ static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_
     json_object_set_new(scen, "name", json_string(s->name));
     json_object_set_new(scen, "sha256", json_string(s->sha256));
     json_object_set_new(scen, "overrides", overrides);
-    json_object_set_new(scen, "baseline", json_null()); /* the scenario's baseline backend */
+    json_object_set_new(scen, "baseline", s->baseline ? json_string(s->baseline) : json_null());
     json_object_set_new(doc, "scenario", scen);
     json_object_set_new(doc, "environment", xpb_env_collect(r));
     return doc;

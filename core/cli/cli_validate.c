@@ -19,7 +19,8 @@ int xpb_cli_validate(int argc, char **argv)
             printf("usage: xpubench validate SCENARIO.yaml [--set KEY=VALUE]...\n\n"
                    "Checks a scenario (keys, types, ranges, sweeps; docs/scenarios.md) and each\n"
                    "run's model, backend and model parameters against the loaded plugins.\n"
-                   "Prints the expanded runs. Exit 0 when valid, 3 when not.\n");
+                   "Prints the expanded runs. Exit 0 when valid, 3 when not.\n\n");
+            xpb_scenario_print_keys(stdout);
             xpb_cli_sets_free(&sets);
             return XPB_EXIT_OK;
         } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {

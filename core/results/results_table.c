@@ -298,6 +298,25 @@ static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
         fprintf(f, "input batches: resident on the device (not copied in timed steps)\n");
 }
 
+/* "12.35x (11.90-12.81)", "1.02x (0.97-1.07, no significant difference)" or "12.35x" when the
+ * comparison has no interval. */
+static void speedup_text(char *buf, size_t size, const json_t *c)
+{
+    const json_t *s = json_object_get(c, "speedup");
+    const json_t *lo = json_object_get(c, "ci95_low"), *hi = json_object_get(c, "ci95_high");
+    if (!json_is_number(s)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    if (!json_is_number(lo) || !json_is_number(hi)) {
+        snprintf(buf, size, "%.2fx", json_number_value(s));
+        return;
+    }
+    snprintf(buf, size, "%.2fx (%.2f-%.2f%s)", json_number_value(s), json_number_value(lo),
+             json_number_value(hi),
+             json_is_false(json_object_get(c, "significant")) ? ", no significant difference" : "");
+}
+
 static void print_comparisons(FILE *f, const json_t *comparisons)
 {
     size_t n = json_array_size(comparisons);
@@ -313,14 +332,13 @@ static void print_comparisons(FILE *f, const json_t *comparisons)
         wc = cd > wc ? cd : wc;
         wb = b > wb ? b : wb;
     }
-    fprintf(f, "\ncomparisons (speedup = candidate throughput / baseline throughput):\n");
+    fprintf(f, "\ncomparisons (speedup = candidate throughput / baseline throughput, with its 95%% "
+               "interval where both runs have repeats):\n");
     fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk, "kind", wc, "candidate", wb, "baseline", "speedup");
     for (size_t i = 0; i < n; i++) {
         const json_t *c = json_array_get(comparisons, i);
-        const json_t *s = json_object_get(c, "speedup");
-        char speedup[64] = "-";
-        if (json_is_number(s))
-            snprintf(speedup, sizeof speedup, "%.2fx", json_number_value(s));
+        char speedup[128];
+        speedup_text(speedup, sizeof speedup, c);
         fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk, str_or_dash(json_object_get(c, "kind")), wc,
                 str_or_dash(json_object_get(c, "candidate")), wb,
                 str_or_dash(json_object_get(c, "baseline")), speedup);

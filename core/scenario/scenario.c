@@ -1,6 +1,8 @@
 /* Scenario files: reading, the top-level keys, and the driving of validation and expansion
- * (scenario.h). The run keys live in scenario_keys.c, their merging in scenario_fields.c and
- * the sweep expansion in scenario_expand.c. */
+ * (scenario.h). The run keys are described in scenario_keys.c, converted in
+ * scenario_convert.c, gathered per mapping in scenario_fields.c (and per --set option in
+ * scenario_set.c); scenario_runs.c prepares and expands the runs (scenario_expand.c,
+ * scenario_ids.c). */
 #include "scenario.h"
 
 #include <errno.h>
@@ -9,8 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "scenario_expand.h"
 #include "scenario_fields.h"
+#include "scenario_runs.h"
+#include "scenario_set.h"
+#include "scenario_suggest.h"
 #include "sha256.h"
 #include "yaml_tree.h"
 
@@ -40,23 +44,26 @@ void xpb_scenario_free(xpb_scenario *s)
     free(s->name);
     free(s->description);
     free(s->output);
+    free(s->baseline);
     free(s);
 }
 
 /* Everything one parse needs, so that the steps below stay small. */
+static const char *const top_keys[] = {"name",     "description", "output",
+                                       "baseline", "defaults",    "runs"};
+enum { TOP_NAME, TOP_DESCRIPTION, TOP_OUTPUT, TOP_BASELINE, TOP_DEFAULTS, TOP_RUNS, N_TOP };
+
 struct parse_state {
     const char *path;
     struct xpb_yorigin origin;
     struct xpb_ynode *root;
-    const struct xpb_ynode *top[5]; /* values of the top-level keys, by index in top_keys */
+    const struct xpb_ynode *top[N_TOP]; /* values of the top-level keys, by index in top_keys */
     struct xpb_sfields defaults;
     struct xpb_soverrides overrides;
+    struct xpb_sruns runs;
     xpb_scenario *s;
     xpb_err *err;
 };
-
-static const char *const top_keys[5] = {"name", "description", "output", "defaults", "runs"};
-enum { TOP_NAME, TOP_DESCRIPTION, TOP_OUTPUT, TOP_DEFAULTS, TOP_RUNS };
 
 static xpb_status fail_node(struct parse_state *ps, const struct xpb_ynode *node, const char *key,
                             const char *expected)
@@ -73,12 +80,32 @@ static xpb_status out_of_memory(struct parse_state *ps)
     return xpb_err_set(ps->err, XPB_OUT_OF_MEMORY, "%s: out of memory", ps->path);
 }
 
+/* The error for top-level key k that is not one: a suggestion, or the list of top-level keys
+ * (with a hint when k is a run key written at the top). */
+static xpb_status unknown_top_key(struct parse_state *ps, const struct xpb_ynode *k)
+{
+    char where[512], found[256];
+    xpb_yorigin_where(where, sizeof where, &ps->origin, k->line, k->column);
+    xpb_yaml_quote(found, sizeof found, k->text, k->len);
+    const char *hint = xpb_suggest(k->text, k->len, top_keys, N_TOP);
+    if (hint)
+        return xpb_err_set(ps->err, XPB_PARSE_ERROR,
+                           "%s: expected a top-level key, found %s (did you mean '%s'?)", where,
+                           found, hint);
+    return xpb_err_set(
+        ps->err, XPB_PARSE_ERROR,
+        "%s: expected a top-level key (name, description, output, baseline, defaults, "
+        "runs), found %s%s",
+        where, found,
+        xpb_skey_find(k->text, k->len) ? " (run keys go under 'defaults' or into a run)" : "");
+}
+
 /* Collects the top-level keys into ps->top, refusing unknown and repeated ones. */
 static xpb_status read_top_level(struct parse_state *ps)
 {
     char where[512], found[256];
     const struct xpb_ynode *root = ps->root;
-    const struct xpb_ynode *seen[5] = {0};
+    const struct xpb_ynode *seen[N_TOP] = {0};
     if (root->kind != XPB_YNODE_MAPPING)
         return xpb_err_set(
             ps->err, XPB_PARSE_ERROR, "%s: expected a mapping with 'name' and 'runs', found %s",
@@ -86,33 +113,18 @@ static xpb_status read_top_level(struct parse_state *ps)
             xpb_ynode_describe(found, sizeof found, root));
     for (size_t i = 0; i < xpb_ynode_map_size(root); i++) {
         const struct xpb_ynode *k = xpb_ynode_map_key(root, i);
-        xpb_yorigin_where(where, sizeof where, &ps->origin, k->line, k->column);
         size_t t = 0;
-        while (t < 5 && strcmp(top_keys[t], k->text) != 0)
+        while (t < N_TOP && strcmp(top_keys[t], k->text) != 0)
             t++;
-        if (t == 5) {
-            const char *hint = xpb_suggest(k->text, k->len, top_keys, 5);
-            xpb_yaml_quote(found, sizeof found, k->text, k->len);
-            if (!hint && xpb_skey_find(k->text, k->len))
-                return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                                   "%s: expected a top-level key (name, description, output, "
-                                   "defaults, runs), found %s (run keys go under 'defaults' or "
-                                   "into a run)",
-                                   where, found);
-            if (!hint)
-                return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                                   "%s: expected a top-level key (name, description, output, "
-                                   "defaults, runs), found %s",
-                                   where, found);
-            return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                               "%s: expected a top-level key, found %s (did you mean '%s'?)", where,
-                               found, hint);
-        }
+        if (t == N_TOP)
+            return unknown_top_key(ps, k);
         if (seen[t])
-            return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                               "%s: %s: expected each key once, found it again (first at line "
-                               "%d, column %d)",
-                               where, top_keys[t], seen[t]->line, seen[t]->column);
+            return xpb_err_set(
+                ps->err, XPB_PARSE_ERROR,
+                "%s: %s: expected each key once, found it again (first at line "
+                "%d, column %d)",
+                xpb_yorigin_where(where, sizeof where, &ps->origin, k->line, k->column),
+                top_keys[t], seen[t]->line, seen[t]->column);
         seen[t] = k;
         ps->top[t] = xpb_ynode_map_value(root, i);
     }
@@ -133,14 +145,15 @@ static xpb_status copy_text(struct parse_state *ps, char **out, const struct xpb
     return XPB_OK;
 }
 
+/* The scenario's name, description and output. */
 static xpb_status read_header(struct parse_state *ps)
 {
     char where[512];
     const struct xpb_ynode *name = ps->top[TOP_NAME];
-    xpb_yorigin_where(where, sizeof where, &ps->origin, ps->root->line, ps->root->column);
     if (!name)
-        return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                           "%s: name: expected the scenario's name, found no 'name' key", where);
+        return xpb_err_set(
+            ps->err, XPB_PARSE_ERROR, "%s: name: expected the scenario's name, found no 'name' key",
+            xpb_yorigin_where(where, sizeof where, &ps->origin, ps->root->line, ps->root->column));
     if (name->kind != XPB_YNODE_SCALAR || !xpb_is_name(name->text, name->len))
         return fail_node(ps, name, "name", "a name of letters, digits, '_', '.' or '-'");
     xpb_status st = copy_text(ps, &ps->s->name, name, "name", "a name", 0);
@@ -148,139 +161,51 @@ static xpb_status read_header(struct parse_state *ps)
         st = copy_text(ps, &ps->s->description, ps->top[TOP_DESCRIPTION], "description", "text", 1);
     if (st == XPB_OK)
         st = copy_text(ps, &ps->s->output, ps->top[TOP_OUTPUT], "output", "a file path", 0);
-    if (st != XPB_OK)
-        return st;
+    const struct xpb_ynode *base = ps->top[TOP_BASELINE];
+    if (st == XPB_OK && base && !xpb_ynode_is_null(base) &&
+        (base->kind != XPB_YNODE_SCALAR || !xpb_is_name(base->text, base->len)))
+        return fail_node(ps, base, "baseline", "a backend name");
+    if (st == XPB_OK)
+        st = copy_text(ps, &ps->s->baseline, base, "baseline", "a backend name", 1);
+    return st;
+}
+
+/* The defaults (converted into ps->defaults) and the presence and shape of `runs`. */
+static xpb_status read_defaults_and_runs(struct parse_state *ps)
+{
+    char where[512];
     const struct xpb_ynode *defaults = ps->top[TOP_DEFAULTS];
     if (defaults && !xpb_ynode_is_null(defaults)) {
         if (defaults->kind != XPB_YNODE_MAPPING)
             return fail_node(ps, defaults, "defaults", "a mapping of run keys");
-        st = xpb_sfields_from_map(&ps->defaults, NULL, defaults, 1, &ps->origin, ps->err);
+        xpb_status st =
+            xpb_sfields_from_map(&ps->defaults, NULL, defaults, 1, &ps->origin, ps->err);
         if (st != XPB_OK)
             return st;
     }
     const struct xpb_ynode *runs = ps->top[TOP_RUNS];
     if (!runs)
-        return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                           "%s: runs: expected a non-empty list of runs, found no 'runs' key",
-                           where);
+        return xpb_err_set(
+            ps->err, XPB_PARSE_ERROR,
+            "%s: runs: expected a non-empty list of runs, found no 'runs' key",
+            xpb_yorigin_where(where, sizeof where, &ps->origin, ps->root->line, ps->root->column));
     if (runs->kind != XPB_YNODE_SEQUENCE || runs->n_items == 0)
         return fail_node(ps, runs, "runs", "a non-empty list of runs");
     return XPB_OK;
 }
 
-/* Validates run i and merges its fields with the defaults and --set options into *merged
- * (empty on entry; the caller frees it also on failure). */
-static xpb_status prepare_run(struct parse_state *ps, size_t i, struct xpb_sfields *merged,
-                              const struct xpb_ynode **label)
+/* Converts and counts the runs, then expands them into ps->s->runs. */
+static xpb_status read_runs(struct parse_state *ps)
 {
-    const struct xpb_ynode *run = ps->top[TOP_RUNS]->items[i];
-    struct xpb_sfields own = {0};
-    if (run->kind != XPB_YNODE_MAPPING)
-        return fail_node(ps, run, "runs", "a mapping for each run");
-    xpb_status st = xpb_sfields_from_map(&own, label, run, 0, &ps->origin, ps->err);
-    if (st == XPB_OK &&
-        xpb_sfields_merge(merged, &ps->defaults, &own, &ps->overrides.fields) != XPB_OK)
-        st = out_of_memory(ps);
-    xpb_sfields_free(&own);
+    xpb_status st = xpb_sruns_prepare(&ps->runs, ps->top[TOP_RUNS], &ps->defaults,
+                                      &ps->overrides.fields, &ps->origin, ps->err);
     if (st != XPB_OK)
         return st;
-    if (!xpb_sfields_find(merged, xpb_skey_find("model", 5), NULL)) {
-        char where[512];
-        xpb_yorigin_where(where, sizeof where, &ps->origin, run->line, run->column);
-        return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                           "%s: model: expected a model name in the run or in defaults, found "
-                           "none",
-                           where);
-    }
-    return XPB_OK;
-}
-
-/* Adds with saturation at UINT64_MAX. */
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    return b > UINT64_MAX - a ? UINT64_MAX : a + b;
-}
-
-static uint64_t mul_sat(uint64_t a, uint64_t b)
-{
-    return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
-}
-
-static const char *count_text(char *buf, size_t size, uint64_t n)
-{
-    if (n == UINT64_MAX)
-        snprintf(buf, size, "more than %llu", (unsigned long long)(UINT64_MAX - 1));
-    else
-        snprintf(buf, size, "%llu", (unsigned long long)n);
-    return buf;
-}
-
-/* Validates every run and counts the expanded runs; refuses sweeps over the limits. */
-static xpb_status count_runs(struct parse_state *ps, size_t *total)
-{
-    const struct xpb_ynode *runs = ps->top[TOP_RUNS];
-    uint64_t sum = 0, bytes = 0;
-    const struct xpb_ynode *over_runs = NULL, *over_bytes = NULL;
-    for (size_t i = 0; i < runs->n_items; i++) {
-        struct xpb_sfields merged = {0};
-        const struct xpb_ynode *label = NULL;
-        xpb_status st = prepare_run(ps, i, &merged, &label);
-        uint64_t count = 0, run_bytes = 0;
-        if (st == XPB_OK) {
-            count = xpb_sfields_count(&merged);
-            run_bytes = xpb_sfields_run_bytes(&merged, label, strlen(ps->path));
-        }
-        xpb_sfields_free(&merged);
-        if (st != XPB_OK)
-            return st;
-        sum = add_sat(sum, count);
-        bytes = add_sat(bytes, mul_sat(count, run_bytes));
-        if (sum > XPB_SCENARIO_MAX_RUNS && !over_runs)
-            over_runs = runs->items[i];
-        if (bytes > XPB_SCENARIO_MAX_EXPANDED_BYTES && !over_bytes)
-            over_bytes = runs->items[i];
-    }
-    char where[512], many[64];
-    if (over_runs) {
-        xpb_yorigin_where(where, sizeof where, &ps->origin, over_runs->line, over_runs->column);
-        return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                           "%s: sweep too large: %s runs, expected at most %u", where,
-                           count_text(many, sizeof many, sum), XPB_SCENARIO_MAX_RUNS);
-    }
-    if (over_bytes) {
-        xpb_yorigin_where(where, sizeof where, &ps->origin, over_bytes->line, over_bytes->column);
-        return xpb_err_set(ps->err, XPB_PARSE_ERROR,
-                           "%s: sweep too large: %s runs would take about %llu MiB, expected at "
-                           "most %u MiB",
-                           where, count_text(many, sizeof many, sum),
-                           (unsigned long long)(bytes >> 20),
-                           XPB_SCENARIO_MAX_EXPANDED_BYTES >> 20);
-    }
-    *total = (size_t)sum;
-    return XPB_OK;
-}
-
-static xpb_status expand_runs(struct parse_state *ps, size_t total)
-{
-    const struct xpb_ynode *runs = ps->top[TOP_RUNS];
     xpb_scenario *s = ps->s;
-    if (!(s->runs = calloc(total, sizeof *s->runs)))
+    if (!(s->runs = calloc(ps->runs.total, sizeof *s->runs)))
         return out_of_memory(ps);
-    s->n_runs = total; /* zeroed entries are safe to free */
-    size_t at = 0;
-    for (size_t i = 0; i < runs->n_items; i++) {
-        struct xpb_sfields merged = {0};
-        const struct xpb_ynode *label;
-        xpb_status st = prepare_run(ps, i, &merged, &label);
-        if (st == XPB_OK)
-            st = xpb_expand_run(&s->runs[at], &merged, label, ps->path, runs->items[i]->line,
-                                ps->err);
-        at += (size_t)xpb_sfields_count(&merged);
-        xpb_sfields_free(&merged);
-        if (st != XPB_OK)
-            return st;
-    }
-    return xpb_expand_unique_ids(s->runs, s->n_runs, ps->err);
+    s->n_runs = ps->runs.total; /* zeroed entries are safe to free */
+    return xpb_sruns_expand(s->runs, &ps->runs, ps->err);
 }
 
 static void hash_scenario(char out[65], const char *text, size_t len, const char *const *overrides,
@@ -306,7 +231,6 @@ xpb_status xpb_scenario_parse(xpb_scenario **out, const char *path_for_messages,
 {
     struct parse_state ps = {0};
     xpb_status st;
-    size_t total = 0;
     *out = NULL;
     ps.path = path_for_messages ? path_for_messages : "<scenario>";
     ps.origin.file = ps.path;
@@ -334,16 +258,18 @@ xpb_status xpb_scenario_parse(xpb_scenario **out, const char *path_for_messages,
                          "%s: empty scenario: expected a mapping with 'name' and 'runs'", ps.path);
         goto free_scenario;
     }
-    if ((st = read_top_level(&ps)) != XPB_OK || (st = read_header(&ps)) != XPB_OK)
+    if ((st = read_top_level(&ps)) != XPB_OK || (st = read_header(&ps)) != XPB_OK ||
+        (st = read_defaults_and_runs(&ps)) != XPB_OK)
         goto free_fields;
     if ((st = xpb_soverrides_parse(&ps.overrides, overrides, n_overrides, err)) != XPB_OK)
         goto free_fields;
-    if ((st = count_runs(&ps, &total)) != XPB_OK || (st = expand_runs(&ps, total)) != XPB_OK)
-        goto free_overrides;
+    if ((st = read_runs(&ps)) != XPB_OK)
+        goto free_runs_and_overrides;
     *out = ps.s;
     ps.s = NULL;
 
-free_overrides:
+free_runs_and_overrides:
+    xpb_sruns_free(&ps.runs);
     xpb_soverrides_free(&ps.overrides);
 free_fields:
     xpb_sfields_free(&ps.defaults);

@@ -10,6 +10,7 @@
 #define XPB_CORE_SCENARIO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "run_config.h"
@@ -25,6 +26,9 @@ typedef struct xpb_scenario {
     char *name;        /* [A-Za-z0-9_.-]+ */
     char *description; /* NULL when absent */
     char *output;      /* default results path, NULL when absent */
+    /* The backend every backend comparison is over (`baseline:`), NULL: the fastest CPU
+     * backend of each group of runs (docs/results.md, "Comparisons"). */
+    char *baseline;
     /* SHA-256 (hex) of the file's bytes, followed for each --set option, in order, by a NUL
      * byte and the option's text. Without options it is the file's plain sha256sum. */
     char sha256[65];
@@ -50,5 +54,8 @@ xpb_status xpb_scenario_parse(xpb_scenario **out, const char *path_for_messages,
 
 /* Frees a scenario and everything it owns (NULL is a no-op). */
 void xpb_scenario_free(xpb_scenario *s);
+
+/* Prints every run key to `f`: name, help, what it accepts and its default (for --help). */
+void xpb_scenario_print_keys(FILE *f);
 
 #endif

@@ -1,7 +1,6 @@
-/* Run keys of a scenario: table, defaults, scalar conversion and messages (scenario_keys.h). */
+/* The run key table and its queries (scenario_keys.h). */
 #include "scenario_keys.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,73 +8,106 @@
 
 #include <xpubench/backend.h>
 
+#include "names.h"
+
 static const struct xpb_skey_choice mode_choices[] = {
-    {"train", XPB_MODE_TRAIN, "train"},
-    {"inference", XPB_MODE_INFERENCE, "inference"},
-    {NULL, 0, NULL},
+    {"train", XPB_MODE_TRAIN},
+    {"inference", XPB_MODE_INFERENCE},
+    {NULL, 0},
 };
 
-static const struct xpb_skey_choice precision_choices[] = {
-    {"fp32", XPB_PRECISION_FP32, "fp32"},
-    {"tf32", XPB_PRECISION_TF32, "tf32"},
-    {"bf16", XPB_PRECISION_BF16_MIXED, "bf16"},
-    {"fp16", XPB_PRECISION_FP16_MIXED, "fp16"},
-    {"bf16-mixed", XPB_PRECISION_BF16_MIXED, "bf16"},
-    {"fp16-mixed", XPB_PRECISION_FP16_MIXED, "fp16"},
-    {NULL, 0, NULL},
-};
-
-/* data is a string member, but only "synthetic" exists for now. */
+/* Only synthetic data exists for now. */
 static const struct xpb_skey_choice data_choices[] = {
-    {"synthetic", 0, "synthetic"},
-    {NULL, 0, NULL},
+    {"synthetic", 0},
+    {NULL, 0},
 };
 
 static const struct xpb_skey_choice transfer_choices[] = {
-    {"resident", XPB_TRANSFER_RESIDENT, "resident"},
-    {"streamed", XPB_TRANSFER_STREAMED, "streamed"},
-    {NULL, 0, NULL},
+    {"resident", XPB_TRANSFER_RESIDENT},
+    {"streamed", XPB_TRANSFER_STREAMED},
+    {NULL, 0},
 };
+
+/* The offset of member m of xpb_run_config, which must have type T: a mismatch between a key's
+ * type and its member does not compile. */
+#define MEMBER(m, T) _Generic(((xpb_run_config *)0)->m, T : offsetof(xpb_run_config, m))
+#define STR(m) MEMBER(m, char *)
+#define U32(m) MEMBER(m, uint32_t)
+#define U64(m) MEMBER(m, uint64_t)
+#define F64(m) MEMBER(m, double)
 
 /* clang-format off */
-#define OFF(member) offsetof(xpb_run_config, member)
-#define UINT_KEY(n, lo, hi) {#n, XPB_SKEY_UINT, 0, lo, hi, 0, 0, NULL, OFF(n)}
-#define FLOAT_KEY(n, nul, lo, hi) {#n, XPB_SKEY_FLOAT, nul, 0, 0, lo, hi, NULL, OFF(n)}
-#define BOOL_KEY(n) {#n, XPB_SKEY_BOOL, 0, 0, 1, 0, 0, NULL, OFF(n)}
+/* Order: the order of docs/scenarios.md and of the key lists in messages. Every key without
+ * `required` has its built-in default here, and only here: `def` (a NULL name or a NaN
+ * number means "the model's default"). */
+static const struct xpb_skey keys[] = {
+    {.name = "name", .type = XPB_SKEY_LABEL,
+     .help = "label of the run, the start of its ids (default: <model>-<mode>)"},
+    {.name = "model", .type = XPB_SKEY_NAME, .offset = STR(model), .required = "a model name",
+     .help = "model plugin"},
+    {.name = "variant", .type = XPB_SKEY_NAME, .nullable = 1, .offset = STR(variant),
+     .def = {.s = NULL}, .help = "model variant; ~: the model's default"},
+    {.name = "mode", .type = XPB_SKEY_ENUM, .choices = mode_choices, .offset = U32(mode),
+     .def = {.u = XPB_MODE_TRAIN},
+     .help = "training step (forward, backward, update) or forward only"},
+    {.name = "batch", .type = XPB_SKEY_UINT, .min = 1, .max = 65536, .offset = U32(batch),
+     .def = {.u = 64}, .help = "samples per step"},
+    {.name = "precision", .type = XPB_SKEY_PRECISION, .offset = U32(precision),
+     .def = {.u = XPB_PRECISION_FP32},
+     .help = "precision policy (bf16 and fp16 keep fp32 master weights)"},
+    {.name = "allow_emulated", .type = XPB_SKEY_BOOL, .offset = U32(allow_emulated),
+     .def = {.u = 0},
+     .help = "run a precision the device only emulates (refused as unsupported otherwise)"},
+    {.name = "backend", .type = XPB_SKEY_NAME, .offset = STR(backend),
+     .def = {.s = XPB_REFERENCE_BACKEND}, .help = "backend plugin"},
+    {.name = "fusion", .type = XPB_SKEY_BOOL, .offset = U32(fusion), .def = {.u = 1},
+     .help = "let the backend fuse ops; false: one kernel per op"},
+    {.name = "threads", .type = XPB_SKEY_UINT, .max = 4096, .offset = U32(threads),
+     .def = {.u = 0}, .help = "host threads the backend may use; 0: the backend's default"},
+    {.name = "device", .type = XPB_SKEY_UINT, .max = 1024, .offset = U32(device),
+     .def = {.u = 0}, .help = "device index for the backend"},
+    {.name = "warmup", .type = XPB_SKEY_UINT, .max = 100000, .offset = U32(warmup),
+     .def = {.u = 3}, .help = "untimed steps before each repeat"},
+    {.name = "min_steps", .type = XPB_SKEY_UINT, .min = 1, .max = 10000000,
+     .offset = U32(min_steps), .def = {.u = 20},
+     .help = "each repeat times at least this many steps ..."},
+    {.name = "min_time", .type = XPB_SKEY_FLOAT, .fmax = 86400.0, .offset = F64(min_time),
+     .def = {.f = 2.0}, .help = "... and at least this many seconds"},
+    {.name = "max_steps", .type = XPB_SKEY_UINT, .max = 10000000, .offset = U32(max_steps),
+     .def = {.u = 0}, .help = "cap on timed steps per repeat, at least min_steps; 0: none"},
+    {.name = "repeats", .type = XPB_SKEY_UINT, .min = 1, .max = 1000, .offset = U32(repeats),
+     .def = {.u = 3}, .help = "timed repeats; throughput is the median over them"},
+    {.name = "seed", .type = XPB_SKEY_U64, .max = UINT64_MAX, .offset = U64(seed),
+     .def = {.u = 42}, .help = "seed of weight initialisation and synthetic data"},
+    {.name = "data", .type = XPB_SKEY_WORD, .choices = data_choices, .offset = STR(data),
+     .def = {.u = 0}, .help = "input data"},
+    {.name = "transfer", .type = XPB_SKEY_ENUM, .choices = transfer_choices,
+     .offset = U32(transfer), .def = {.u = XPB_TRANSFER_RESIDENT},
+     .help = "streamed: copy each step's batch from the host inside the timed region"},
+    {.name = "lr", .type = XPB_SKEY_FLOAT, .nullable = 1, .fmax = INFINITY, .offset = F64(lr),
+     .def = {.f = NAN}, .help = "learning rate of the model's optimizer; ~: the model's default"},
+    {.name = "momentum", .type = XPB_SKEY_FLOAT, .nullable = 1, .fmax = INFINITY,
+     .offset = F64(momentum), .def = {.f = NAN},
+     .help = "SGD momentum; ~: the model's default"},
+    {.name = "weight_decay", .type = XPB_SKEY_FLOAT, .nullable = 1, .fmax = INFINITY,
+     .offset = F64(weight_decay), .def = {.f = NAN},
+     .help = "L2 weight decay; ~: the model's default"},
+    {.name = "verify", .type = XPB_SKEY_BOOL, .offset = U32(verify), .def = {.u = 0},
+     .help = "check the first step against the reference backend before timing"},
+    {.name = "profile", .type = XPB_SKEY_BOOL, .offset = U32(profile), .def = {.u = 0},
+     .help = "ask the backend for per-op times (not the throughput to publish)"},
+    {.name = "params", .type = XPB_SKEY_PARAMS,
+     .help = "model parameters: name -> value or list of values"},
+};
 /* clang-format on */
 
-/* Order: the order of docs/scenarios.md and of "one of ..." lists in messages. */
-static const struct xpb_skey keys[] = {
-    {"name", XPB_SKEY_LABEL, 0, 0, 0, 0, 0, NULL, 0},
-    {"model", XPB_SKEY_NAME, 0, 0, 0, 0, 0, NULL, OFF(model)},
-    {"variant", XPB_SKEY_NAME, 1, 0, 0, 0, 0, NULL, OFF(variant)},
-    {"mode", XPB_SKEY_ENUM, 0, 0, 0, 0, 0, mode_choices, OFF(mode)},
-    UINT_KEY(batch, 1, 65536),
-    {"precision", XPB_SKEY_ENUM, 0, 0, 0, 0, 0, precision_choices, OFF(precision)},
-    {"backend", XPB_SKEY_NAME, 0, 0, 0, 0, 0, NULL, OFF(backend)},
-    BOOL_KEY(fusion),
-    UINT_KEY(threads, 0, 4096),
-    UINT_KEY(device, 0, 1024),
-    UINT_KEY(warmup, 0, 100000),
-    UINT_KEY(min_steps, 1, 10000000),
-    FLOAT_KEY(min_time, 0, 0.0, 86400.0),
-    UINT_KEY(max_steps, 0, 10000000),
-    UINT_KEY(repeats, 1, 1000),
-    {"seed", XPB_SKEY_U64, 0, 0, UINT64_MAX, 0, 0, NULL, OFF(seed)},
-    {"data", XPB_SKEY_ENUM, 0, 0, 0, 0, 0, data_choices, OFF(data)},
-    {"transfer", XPB_SKEY_ENUM, 0, 0, 0, 0, 0, transfer_choices, OFF(transfer)},
-    FLOAT_KEY(lr, 1, 0.0, INFINITY),
-    FLOAT_KEY(momentum, 1, 0.0, INFINITY),
-    FLOAT_KEY(weight_decay, 1, 0.0, INFINITY),
-    BOOL_KEY(verify),
-    BOOL_KEY(profile),
-    {"params", XPB_SKEY_PARAMS, 0, 0, 0, 0, 0, NULL, 0},
-};
+#undef MEMBER
+#undef STR
+#undef U32
+#undef U64
+#undef F64
 
-#undef UINT_KEY
-#undef FLOAT_KEY
-#undef BOOL_KEY
-#undef OFF
+_Static_assert(sizeof keys / sizeof keys[0] <= XPB_SKEY_MAX, "raise XPB_SKEY_MAX");
 
 const struct xpb_skey *xpb_skey_table(size_t *count)
 {
@@ -91,61 +123,102 @@ const struct xpb_skey *xpb_skey_find(const char *name, size_t len)
     return NULL;
 }
 
-void xpb_skey_defaults(xpb_run_config *rc)
+xpb_status xpb_skey_defaults(xpb_run_config *rc)
 {
-    memset(rc, 0, sizeof *rc);
-    rc->mode = XPB_MODE_TRAIN;
-    rc->batch = 64;
-    rc->precision = XPB_PRECISION_FP32;
-    rc->fusion = 1;
-    rc->threads = 0;
-    rc->device = 0;
-    rc->warmup = 3;
-    rc->min_steps = 20;
-    rc->min_time = 2.0;
-    rc->max_steps = 0;
-    rc->repeats = 3;
-    rc->seed = 42;
-    rc->transfer = XPB_TRANSFER_RESIDENT;
-    rc->lr = NAN;
-    rc->momentum = NAN;
-    rc->weight_decay = NAN;
-    rc->verify = 0;
-    rc->profile = 0;
-}
-
-xpb_status xpb_origin_status(const struct xpb_yorigin *origin)
-{
-    return origin && origin->set ? XPB_INVALID_ARGUMENT : XPB_PARSE_ERROR;
-}
-
-int xpb_is_name(const char *text, size_t len)
-{
-    if (len == 0 || len > 128)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = text[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
-            return 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        xpb_status st = xpb_skey_store(rc, &keys[i], &keys[i].def);
+        if (st != XPB_OK)
+            return st;
     }
-    return 1;
+    return XPB_OK;
+}
+
+/* Replaces the string member at `slot` with a copy of `text` (NULL stays NULL). */
+static xpb_status store_string(char **slot, const char *text)
+{
+    char *copy = NULL;
+    if (text && !(copy = strdup(text)))
+        return XPB_OUT_OF_MEMORY;
+    free(*slot);
+    *slot = copy;
+    return XPB_OK;
+}
+
+/* The canonical spelling of value u of an ENUM, WORD or PRECISION key (static), or NULL. */
+static const char *word_of(const struct xpb_skey *key, uint64_t u)
+{
+    if (key->type == XPB_SKEY_PRECISION) {
+        for (const xpb_precision_spelling *p = xpb_precision_spellings; p->name; p++)
+            if (p->precision == u)
+                return p->alias;
+        return NULL;
+    }
+    for (const struct xpb_skey_choice *c = key->choices; c && c->word; c++)
+        if (c->value == u)
+            return c->word;
+    return NULL;
+}
+
+xpb_status xpb_skey_store(xpb_run_config *rc, const struct xpb_skey *key,
+                          const struct xpb_svalue *v)
+{
+    char *member = (char *)rc + key->offset;
+    switch (key->type) {
+    case XPB_SKEY_NAME:
+        return store_string((char **)member, v->s);
+    case XPB_SKEY_WORD:
+        return store_string((char **)member, word_of(key, v->u));
+    case XPB_SKEY_ENUM:
+    case XPB_SKEY_PRECISION:
+    case XPB_SKEY_UINT:
+    case XPB_SKEY_BOOL:
+        *(uint32_t *)member = (uint32_t)v->u;
+        return XPB_OK;
+    case XPB_SKEY_U64:
+        *(uint64_t *)member = v->u;
+        return XPB_OK;
+    case XPB_SKEY_FLOAT:
+        *(double *)member = v->f;
+        return XPB_OK;
+    default: /* LABEL and PARAMS: no member; the expansion uses them */
+        return XPB_OK;
+    }
+}
+
+/* "one of fp32, tf32, bf16, fp16, bf16-mixed, fp16-mixed": the short spellings first, then
+ * the long names that differ from them. Returns buf. */
+static char *precision_expected(char *buf, size_t size)
+{
+    size_t o = (size_t)snprintf(buf, size, "one of");
+    const char *sep = " ";
+    for (const xpb_precision_spelling *p = xpb_precision_spellings; p->name && o < size; p++) {
+        o += (size_t)snprintf(buf + o, size - o, "%s%s", sep, p->alias);
+        sep = ", ";
+    }
+    for (const xpb_precision_spelling *p = xpb_precision_spellings; p->name && o < size; p++)
+        if (strcmp(p->name, p->alias) != 0)
+            o += (size_t)snprintf(buf + o, size - o, ", %s", p->name);
+    return buf;
 }
 
 char *xpb_skey_expected(char *buf, size_t size, const struct xpb_skey *key)
 {
+    const char *model_default = key->nullable ? " (or ~ for the model's default)" : "";
     size_t o = 0;
     switch (key->type) {
     case XPB_SKEY_LABEL:
     case XPB_SKEY_NAME:
-        snprintf(buf, size, "a name of letters, digits, '_', '.' or '-'%s",
-                 key->nullable ? " (or ~ for the model's default)" : "");
+        snprintf(buf, size, "a name of letters, digits, '_', '.' or '-'%s", model_default);
         break;
     case XPB_SKEY_ENUM:
+    case XPB_SKEY_WORD:
         o = (size_t)snprintf(buf, size, "one of");
         for (const struct xpb_skey_choice *c = key->choices; c->word && o < size; c++)
             o +=
                 (size_t)snprintf(buf + o, size - o, "%s %s", c == key->choices ? "" : ",", c->word);
+        break;
+    case XPB_SKEY_PRECISION:
+        precision_expected(buf, size);
         break;
     case XPB_SKEY_UINT:
     case XPB_SKEY_U64:
@@ -154,8 +227,7 @@ char *xpb_skey_expected(char *buf, size_t size, const struct xpb_skey *key)
         break;
     case XPB_SKEY_FLOAT:
         if (isinf(key->fmax))
-            snprintf(buf, size, "a number >= %g%s", key->fmin,
-                     key->nullable ? " (or ~ for the model's default)" : "");
+            snprintf(buf, size, "a number >= %g%s", key->fmin, model_default);
         else
             snprintf(buf, size, "a number %g..%g", key->fmin, key->fmax);
         break;
@@ -169,202 +241,10 @@ char *xpb_skey_expected(char *buf, size_t size, const struct xpb_skey *key)
     return buf;
 }
 
-/* "<where>: <label>: expected <what>, found <node>" */
-static xpb_status bad_value(const struct xpb_skey *key, const char *label,
-                            const struct xpb_ynode *node, const struct xpb_yorigin *origin,
-                            xpb_err *err)
-{
-    char where[512], what[256], found[256];
-    xpb_yorigin_where(where, sizeof where, origin, node->line, node->column);
-    xpb_skey_expected(what, sizeof what, key);
-    xpb_ynode_describe(found, sizeof found, node);
-    return xpb_err_set(err, xpb_origin_status(origin), "%s: %s: expected %s, found %s", where,
-                       label, what, found);
-}
-
-/* Strict decimal integer: [+-]?[0-9]+ . Sets *overflow when it does not fit in 64 bits;
- * *negative for a '-' sign with a non-zero value. Returns 0 when the syntax is wrong. */
-static int parse_integer(const char *s, uint64_t *out, int *negative, int *overflow)
-{
-    int neg = 0;
-    uint64_t v = 0;
-    *overflow = 0;
-    if (*s == '+' || *s == '-')
-        neg = *s++ == '-';
-    if (*s == '\0')
-        return 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return 0;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            *overflow = 1;
-        else
-            v = v * 10 + d;
-    }
-    *negative = neg && v != 0;
-    *out = v;
-    return 1;
-}
-
-/* Strict decimal number: [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)? */
-static int parse_number(const char *s, double *out)
-{
-    const char *p = s;
-    int digits = 0;
-    if (*p == '+' || *p == '-')
-        p++;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++, digits++;
-    }
-    if (!digits)
-        return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            return 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p)
-        return 0;
-    errno = 0;
-    *out = strtod(s, NULL);
-    return 1;
-}
-
-static int parse_bool(const char *s, uint64_t *out)
-{
-    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes",
-                                      "YES",  "on",   "On",   "ON"};
-    static const char *const no[] = {"false", "False", "FALSE", "no", "No",
-                                     "NO",    "off",   "Off",   "OFF"};
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-        if (strcmp(s, yes[i]) == 0) {
-            *out = 1;
-            return 1;
-        }
-        if (strcmp(s, no[i]) == 0) {
-            *out = 0;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-xpb_status xpb_skey_convert(struct xpb_svalue *out, const struct xpb_skey *key, const char *label,
-                            const struct xpb_ynode *scalar, const struct xpb_yorigin *origin,
-                            xpb_err *err)
-{
-    memset(out, 0, sizeof *out);
-    if (scalar->kind != XPB_YNODE_SCALAR)
-        return bad_value(key, label, scalar, origin, err);
-    if (xpb_ynode_is_null(scalar)) {
-        if (!key->nullable)
-            return bad_value(key, label, scalar, origin, err);
-        out->s = NULL;
-        out->f = NAN;
-        return XPB_OK;
-    }
-    const char *s = scalar->text;
-    switch (key->type) {
-    case XPB_SKEY_LABEL:
-    case XPB_SKEY_NAME:
-        if (!xpb_is_name(s, scalar->len))
-            return bad_value(key, label, scalar, origin, err);
-        out->s = s;
-        return XPB_OK;
-    case XPB_SKEY_ENUM:
-        for (const struct xpb_skey_choice *c = key->choices; c->word; c++) {
-            if (strcmp(c->word, s) == 0) {
-                out->u = c->value;
-                out->s = c->canonical;
-                return XPB_OK;
-            }
-        }
-        return bad_value(key, label, scalar, origin, err);
-    case XPB_SKEY_UINT:
-    case XPB_SKEY_U64: {
-        int negative = 0, overflow = 0;
-        uint64_t v = 0;
-        if (scalar->quoted || !parse_integer(s, &v, &negative, &overflow) || negative || overflow ||
-            v < key->min || v > key->max)
-            return bad_value(key, label, scalar, origin, err);
-        out->u = v;
-        return XPB_OK;
-    }
-    case XPB_SKEY_FLOAT: {
-        double v = 0;
-        if (scalar->quoted || !parse_number(s, &v) || !isfinite(v) || v < key->fmin ||
-            v > key->fmax)
-            return bad_value(key, label, scalar, origin, err);
-        out->f = v == 0 ? 0.0 : v; /* no -0 */
-        return XPB_OK;
-    }
-    case XPB_SKEY_BOOL:
-        if (scalar->quoted || !parse_bool(s, &out->u))
-            return bad_value(key, label, scalar, origin, err);
-        return XPB_OK;
-    default:
-        return bad_value(key, label, scalar, origin, err);
-    }
-}
-
-xpb_status xpb_skey_store(xpb_run_config *rc, const struct xpb_skey *key,
-                          const struct xpb_svalue *v)
-{
-    char *base = (char *)rc;
-    switch (key->type) {
-    case XPB_SKEY_NAME: {
-        char **slot = (char **)(base + key->offset);
-        char *copy = NULL;
-        if (v->s && !(copy = strdup(v->s)))
-            return XPB_OUT_OF_MEMORY;
-        free(*slot);
-        *slot = copy;
-        return XPB_OK;
-    }
-    case XPB_SKEY_ENUM:
-        if (key->offset == offsetof(xpb_run_config, data)) {
-            char *copy = strdup(v->s);
-            if (!copy)
-                return XPB_OUT_OF_MEMORY;
-            free(rc->data);
-            rc->data = copy;
-        } else {
-            *(uint32_t *)(base + key->offset) = (uint32_t)v->u;
-        }
-        return XPB_OK;
-    case XPB_SKEY_UINT:
-    case XPB_SKEY_BOOL:
-        *(uint32_t *)(base + key->offset) = (uint32_t)v->u;
-        return XPB_OK;
-    case XPB_SKEY_U64:
-        *(uint64_t *)(base + key->offset) = v->u;
-        return XPB_OK;
-    case XPB_SKEY_FLOAT:
-        *(double *)(base + key->offset) = v->f;
-        return XPB_OK;
-    default: /* LABEL and PARAMS are handled by the expansion */
-        return XPB_OK;
-    }
-}
-
 char *xpb_skey_format(char *buf, size_t size, const struct xpb_skey *key,
                       const struct xpb_svalue *v)
 {
     switch (key->type) {
-    case XPB_SKEY_LABEL:
-    case XPB_SKEY_NAME:
-    case XPB_SKEY_ENUM:
-        snprintf(buf, size, "%s", v->s ? v->s : "default");
-        break;
     case XPB_SKEY_UINT:
     case XPB_SKEY_U64:
         snprintf(buf, size, "%llu", (unsigned long long)v->u);
@@ -384,53 +264,41 @@ char *xpb_skey_format(char *buf, size_t size, const struct xpb_skey *key,
                 break;
         }
         break;
-    default:
-        snprintf(buf, size, "?");
+    case XPB_SKEY_ENUM:
+    case XPB_SKEY_WORD:
+    case XPB_SKEY_PRECISION: {
+        const char *word = word_of(key, v->u);
+        snprintf(buf, size, "%s", word ? word : "?");
+        break;
+    }
+    default: /* names as written, "default" for null */
+        snprintf(buf, size, "%s", v->s ? v->s : "default");
         break;
     }
     return buf;
 }
 
-/* Optimal string alignment distance, capped: returns cap+1 when larger than cap. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb, size_t cap)
+int xpb_is_name(const char *text, size_t len)
 {
-    enum { MAXLEN = 64 };
-    size_t d[MAXLEN + 1][MAXLEN + 1];
-    if (la > MAXLEN || lb > MAXLEN)
-        return cap + 1;
-    if ((la > lb ? la - lb : lb - la) > cap)
-        return cap + 1;
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cost = a[i - 1] != b[j - 1];
-            size_t best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < best)
-                best = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
+    if (len == 0 || len > 128)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return 0;
     }
-    return d[la][lb] > cap ? cap + 1 : d[la][lb];
+    return 1;
 }
 
-const char *xpb_suggest(const char *word, size_t len, const char *const *candidates, size_t n)
+int xpb_is_param_name(const char *text, size_t len)
 {
-    const char *best = NULL;
-    size_t best_d = 3;
-    for (size_t i = 0; i < n; i++) {
-        size_t d = edit_distance(word, len, candidates[i], strlen(candidates[i]), 2);
-        if (d < best_d) {
-            best_d = d;
-            best = candidates[i];
-        }
+    if (len == 0 || len > 64)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return 0;
     }
-    return best;
+    return 1;
 }
