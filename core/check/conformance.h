@@ -1,20 +1,22 @@
-/* The conformance suite (`xpubench conformance`): runs every op of op set v1 at several
- * shapes (odd sizes, padding, strides, dilation, unwanted outputs), small chains that keep
- * data inside the backend (layouts, memory reuse, fusion) and, optionally, one training step
- * of every model plugin at reduced size, on the backend under test and on the reference
- * backend (cpu_ref, always fp32 without fusion) with identical seeded inputs, through the
- * public ABI only.
+/* The conformance suite (`xpubench conformance`, docs/conformance.md): runs every op of op set
+ * v1 at several shapes (odd sizes, padding, strides, dilation, unwanted outputs), small chains
+ * that keep data inside the backend (layouts, memory reuse, fusion) and, optionally, one
+ * training step of every model plugin at reduced size, on the backend under test and on the
+ * reference backend (XPB_REFERENCE_BACKEND, always fp32 without fusion) with identical seeded
+ * inputs, through the public ABI only.
  *
- * Every case compares the tensors the host may read, never WORKSPACE tensors: max absolute
- * error and max relative error max|x - ref| / max(max|ref|, floor), the floor being 1% (fp32)
- * or 10% (reduced precision) of the largest max|ref| among the case's tensors of the same
- * role; the worst tensor decides. Tolerances: xpb_verify_tolerance (fp32 1e-4, bf16 5e-2)
- * for op and chain cases and for fp32 models; reduced-precision models get 0.1 on forward
- * results and 0.5 on the norm-relative error of all gradients together, and fp32 gradients
- * that went through a ReLU/LeakyReLU/L1 kink on the other side than the reference are judged
- * by the norm (1e-2). docs/backend-guide.md ("Conformance") explains each choice. Under
- * reduced precision every input is rounded to a bf16-representable value first, so that both
- * sides see the same numbers and only the backend's arithmetic differs. */
+ * Every case compares the tensors the host may read, never WORKSPACE tensors, with the host's
+ * one numerical judge (compare.h): the floored norm-relative error of each tensor against the
+ * forward tolerance of the precision; the gradients of a model step against the gradient
+ * allowance, or all together under reduced precision or after kink flips. Under reduced
+ * precision every input is rounded to a bf16-representable value first, so that both sides
+ * see the same numbers and only the backend's arithmetic differs.
+ *
+ * Files: conformance.c (this driver), conformance_case.h (what a case is) with
+ * conformance_build.c (building one by hand), conformance_cases.c (the catalogue) and
+ * conformance_inputs.c (seeded inputs); conformance_run.h with conformance_ops.c (running an
+ * op or chain case), conformance_models.c (model steps) and conformance_report.c (the table,
+ * the JSON, the verdicts' spellings). */
 #ifndef XPB_CORE_CONFORMANCE_H
 #define XPB_CORE_CONFORMANCE_H
 
@@ -37,16 +39,29 @@ typedef struct xpb_conformance_options {
     const char *json_path; /* also write the results as JSON there; NULL: no file */
 } xpb_conformance_options;
 
+/* The verdict of one case (one row of the table). Numbers are fixed. */
+typedef enum xpb_conformance_verdict {
+    XPB_CONFORMANCE_PASS = 0,        /* within tolerance */
+    XPB_CONFORMANCE_FAIL = 1,        /* outside tolerance (or non-finite) */
+    XPB_CONFORMANCE_UNSUPPORTED = 2, /* the backend under test refused it (XPB_UNSUPPORTED) */
+    XPB_CONFORMANCE_ERROR = 3,       /* it could not run: a failure on either side, no memory */
+} xpb_conformance_verdict;
+#define XPB_CONFORMANCE_VERDICT_COUNT 4
+
+/* "PASS", "FAIL", "UNSUPPORTED", "ERROR" (the table's and the JSON's spelling); "?" for any
+ * other number. Static. */
+const char *xpb_conformance_verdict_name(uint32_t verdict);
+
 typedef struct xpb_conformance_summary {
     uint32_t passed;
-    uint32_t failed;
+    uint32_t failed;      /* FAIL and ERROR */
     uint32_t unsupported; /* the backend refused the case (XPB_UNSUPPORTED) */
 } xpb_conformance_summary;
 
 /* Options with the defaults: fp32, fusion on, full shape set, models on, seed 1, stdout. */
 void xpb_conformance_defaults(xpb_conformance_options *opt);
 
-/* Runs the suite on backend `backend` of `registry` (which must also hold cpu_ref). Returns
+/* Runs the suite on backend `backend` of `registry` (which must also hold the reference). Returns
  * XPB_OK when the suite ran, whatever it found (see *summary); XPB_NOT_FOUND when a backend is
  * missing, or the status of a failure that stopped the suite (with a message in err). */
 xpb_status xpb_conformance_run(xpb_conformance_summary *summary, const xpb_registry *registry,

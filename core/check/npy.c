@@ -288,95 +288,101 @@ void xpb_npy_free(struct xpb_npy_array *array)
     memset(array, 0, sizeof *array);
 }
 
-xpb_status xpb_npy_read(struct xpb_npy_array *out, const char *path, xpb_err *err)
+/* The magic and version of the open file f: *header_len gets the header's length and *prefix
+ * the bytes before the header (10 for version 1.0, 12 for 2.0 and 3.0). */
+static xpb_status read_preamble(size_t *header_len, size_t *prefix, FILE *f, const char *path,
+                                xpb_err *err)
+{
+    unsigned char pre[12];
+    if (fread(pre, 1, 10, f) < 10 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
+        return xpb_err_set(err, XPB_PARSE_ERROR, "%s: not a .npy file (bad magic)", path);
+    if (pre[6] == 1 && pre[7] == 0) {
+        *header_len = (size_t)pre[8] | (size_t)pre[9] << 8;
+        *prefix = 10;
+    } else if ((pre[6] == 2 || pre[6] == 3) && pre[7] == 0) {
+        if (fread(pre + 10, 1, 2, f) != 2)
+            return xpb_err_set(err, XPB_PARSE_ERROR, "%s: truncated header", path);
+        *header_len =
+            (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
+        *prefix = 12;
+    } else {
+        return xpb_err_set(err, XPB_UNSUPPORTED, "%s: .npy format version %u.%u is not supported",
+                           path, pre[6], pre[7]);
+    }
+    if (*header_len > NPY_HEADER_MAX * 16)
+        return xpb_err_set(err, XPB_PARSE_ERROR, "%s: header of %zu bytes is implausible", path,
+                           *header_len);
+    return XPB_OK;
+}
+
+/* The header dictionary (header_len bytes of f) into a's dtype, ndim, dims and numel. */
+static xpb_status read_header(struct xpb_npy_array *a, int *big_endian, FILE *f, size_t header_len,
+                              const char *path, xpb_err *err)
 {
     xpb_status st;
-    struct xpb_npy_array a;
-    memset(&a, 0, sizeof a);
-    memset(out, 0, sizeof *out);
-
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return xpb_err_set(err, XPB_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char pre[12];
-    size_t got = fread(pre, 1, 10, f);
-    if (got < 10 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
-        st = xpb_err_set(err, XPB_PARSE_ERROR, "%s: not a .npy file (bad magic)", path);
-        goto close_file;
-    }
-    size_t header_len;
-    size_t prefix;
-    if (pre[6] == 1 && pre[7] == 0) {
-        header_len = (size_t)pre[8] | (size_t)pre[9] << 8;
-        prefix = 10;
-    } else if ((pre[6] == 2 || pre[6] == 3) && pre[7] == 0) {
-        if (fread(pre + 10, 1, 2, f) != 2) {
-            st = xpb_err_set(err, XPB_PARSE_ERROR, "%s: truncated header", path);
-            goto close_file;
-        }
-        header_len =
-            (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-        prefix = 12;
-    } else {
-        st = xpb_err_set(err, XPB_UNSUPPORTED, "%s: .npy format version %u.%u is not supported",
-                         path, pre[6], pre[7]);
-        goto close_file;
-    }
-    if (header_len > NPY_HEADER_MAX * 16) {
-        st = xpb_err_set(err, XPB_PARSE_ERROR, "%s: header of %zu bytes is implausible", path,
-                         header_len);
-        goto close_file;
-    }
     char *header = malloc(header_len + 1);
-    if (!header) {
-        st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "%s: out of memory", path);
-        goto close_file;
-    }
+    if (!header)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "%s: out of memory", path);
     if (fread(header, 1, header_len, f) != header_len || header_len == 0 ||
         header[header_len - 1] != '\n') {
         st = xpb_err_set(err, XPB_PARSE_ERROR, "%s: truncated header", path);
         goto free_header;
     }
     header[header_len] = '\0';
-    int big_endian = 0;
-    if ((st = parse_header(&a, &big_endian, header, header_len, path, err)) != XPB_OK)
+    if ((st = parse_header(a, big_endian, header, header_len, path, err)) != XPB_OK)
         goto free_header;
-
-    int64_t numel = count_elements(a.ndim, a.dims);
+    int64_t numel = count_elements(a->ndim, a->dims);
     if (numel < 0) {
         st = xpb_err_set(err, XPB_PARSE_ERROR, "%s: array too large", path);
         goto free_header;
     }
-    a.numel = (size_t)numel;
-    size_t bytes = a.numel * 4;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
-        (uint64_t)sb.st_size != (uint64_t)(prefix + header_len) + bytes) {
-        st = xpb_err_set(err, XPB_PARSE_ERROR,
-                         "%s: file has %lld bytes of data, the header announces %zu", path,
-                         (long long)sb.st_size - (long long)(prefix + header_len), bytes);
-        goto free_header;
-    }
-    unsigned char *raw = malloc(bytes ? bytes : 1);
-    if (!raw) {
-        st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", path, bytes);
-        goto free_header;
-    }
-    if (fread(raw, 1, bytes, f) != bytes || fgetc(f) != EOF) {
-        st = xpb_err_set(err, XPB_PARSE_ERROR, "%s: data does not match the header's shape", path);
-        goto free_raw;
-    }
-    if (big_endian == host_is_little_endian())
-        swap_in_place(raw, a.numel);
-    a.data = raw;
-    raw = NULL;
-    *out = a;
-    st = XPB_OK;
-free_raw:
-    free(raw);
+    a->numel = (size_t)numel;
 free_header:
     free(header);
-close_file:
+    return st;
+}
+
+/* The data of f (a->numel elements after `offset` bytes of preamble and header) into a->data,
+ * in host byte order. The file must hold exactly that much. */
+static xpb_status read_data(struct xpb_npy_array *a, int big_endian, FILE *f, size_t offset,
+                            const char *path, xpb_err *err)
+{
+    size_t bytes = a->numel * 4;
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size != (uint64_t)offset + bytes)
+        return xpb_err_set(err, XPB_PARSE_ERROR,
+                           "%s: file has %lld bytes of data, the header announces %zu", path,
+                           (long long)sb.st_size - (long long)offset, bytes);
+    unsigned char *raw = malloc(bytes ? bytes : 1);
+    if (!raw)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", path, bytes);
+    if (fread(raw, 1, bytes, f) != bytes || fgetc(f) != EOF) {
+        free(raw);
+        return xpb_err_set(err, XPB_PARSE_ERROR, "%s: data does not match the header's shape",
+                           path);
+    }
+    if (big_endian == host_is_little_endian())
+        swap_in_place(raw, a->numel);
+    a->data = raw;
+    return XPB_OK;
+}
+
+xpb_status xpb_npy_read(struct xpb_npy_array *out, const char *path, xpb_err *err)
+{
+    xpb_status st;
+    struct xpb_npy_array a;
+    memset(&a, 0, sizeof a);
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return xpb_err_set(err, XPB_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+    size_t header_len = 0, prefix = 0;
+    int big_endian = 0;
+    if ((st = read_preamble(&header_len, &prefix, f, path, err)) == XPB_OK &&
+        (st = read_header(&a, &big_endian, f, header_len, path, err)) == XPB_OK &&
+        (st = read_data(&a, big_endian, f, prefix + header_len, path, err)) == XPB_OK)
+        *out = a;
     fclose(f);
     return st;
 }

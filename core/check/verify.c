@@ -1,39 +1,78 @@
-/* First-step verification against cpu_ref (see verify.h). */
+/* First-step verification against the reference backend (see verify.h). */
 #include "verify.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "compare.h"
+#include "kinks.h"
 #include "names.h"
 #include "session.h"
 
-double xpb_verify_tolerance(uint32_t precision)
+/* Whether verification compares tensor `d`: losses, outputs, and gradients when training. */
+static int compared(const xpb_tensor_desc *d, uint32_t training)
 {
-    switch (precision) {
-    case XPB_PRECISION_FP32:
-        return 1e-4;
-    case XPB_PRECISION_TF32:
-    case XPB_PRECISION_FP16_MIXED:
-        return 2e-2;
-    default:
-        return 5e-2;
-    }
+    if (d->dtype != XPB_DTYPE_F32)
+        return 0;
+    return d->role == XPB_ROLE_LOSS || d->role == XPB_ROLE_OUTPUT ||
+           (training && d->role == XPB_ROLE_GRAD);
 }
 
-/* ||x - ref|| / ||ref|| (L2): a single element that takes the other branch of a ReLU or a
- * max-pool tie between two correct implementations barely moves it, a wrong kernel does. */
-static double rel_error(const float *x, const float *ref, int64_t n)
+/* Reads every compared tensor from both sessions into `cmp`. */
+static xpb_status add_tensors(xpb_compare *cmp, xpb_session *dut, xpb_session *ref,
+                              const xpb_model_program *mp, xpb_err *err)
 {
-    double diff = 0, norm = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = (double)x[i] - (double)ref[i];
-        diff += d * d;
-        norm += (double)ref[i] * (double)ref[i];
+    size_t max = 4;
+    for (uint32_t t = 0; t < mp->n_tensors; t++)
+        if (xpb_tensor_bytes(&mp->tensors[t]) > max)
+            max = xpb_tensor_bytes(&mp->tensors[t]);
+    xpb_status st = XPB_OK;
+    float *a = malloc(max), *b = malloc(max);
+    if (!a || !b) {
+        st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "verification: out of memory");
+        goto free_buffers;
     }
-    if (isnan(diff))
-        return INFINITY;
-    return sqrt(diff) / (norm > 0 ? sqrt(norm) : 1e-30);
+    for (uint32_t t = 0; t < mp->n_tensors; t++) {
+        const xpb_tensor_desc *d = &mp->tensors[t];
+        if (!compared(d, mp->training))
+            continue;
+        if ((st = xpb_session_read(dut, t, a, err)) || (st = xpb_session_read(ref, t, b, err)))
+            goto free_buffers;
+        uint32_t kind = d->role == XPB_ROLE_GRAD ? XPB_COMPARE_GRADIENT : XPB_COMPARE_FORWARD;
+        if (xpb_compare_add(cmp, d->name, d->role, kind, a, b, xpb_tensor_numel(d)) != XPB_OK) {
+            st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "verification: out of memory");
+            goto free_buffers;
+        }
+    }
+free_buffers:
+    free(a);
+    free(b);
+    return st;
+}
+
+/* The verdict into *out, with its message. */
+static void report(xpb_verify_result *out, const xpb_compare_verdict *v, uint32_t precision)
+{
+    char flips[64] = "";
+    out->passed = v->passed;
+    out->max_rel_error = v->error;
+    out->tolerance = v->tolerance;
+    if (out->kink_flips > 0)
+        snprintf(flips, sizeof flips, ", %lld kink flip%s", (long long)out->kink_flips,
+                 out->kink_flips == 1 ? "" : "s");
+    if (v->together)
+        snprintf(out->message, sizeof out->message,
+                 "%s: relative error %.3g of all gradients together (worst '%s' %.3g%s) against "
+                 "%s (tolerance %.0e for %s)",
+                 v->passed ? "verified" : "verification failed", v->error, v->worst, v->worst_error,
+                 flips, XPB_REFERENCE_BACKEND, v->tolerance, xpb_precision_name(precision));
+    else
+        snprintf(out->message, sizeof out->message,
+                 "%s: max relative error %.3g on '%s' against %s (tolerance %.0e for %s%s)",
+                 v->passed ? "verified" : "verification failed", v->error,
+                 v->compared ? v->worst : "(nothing compared)", XPB_REFERENCE_BACKEND, v->tolerance,
+                 xpb_precision_name(precision), flips);
 }
 
 xpb_status xpb_verify_step(xpb_verify_result *out, const xpb_registry *registry,
@@ -41,10 +80,11 @@ xpb_status xpb_verify_step(xpb_verify_result *out, const xpb_registry *registry,
                            const xpb_run_config *cfg, xpb_err *err)
 {
     xpb_status st;
-    const xpb_backend_api *ref_api = xpb_registry_backend(registry, "cpu_ref");
+    const xpb_backend_api *ref_api = xpb_registry_backend(registry, XPB_REFERENCE_BACKEND);
     if (!ref_api)
         return xpb_err_set(err, XPB_NOT_FOUND,
-                           "verification needs the cpu_ref backend, which is not loaded");
+                           "verification needs the %s backend, which is not loaded",
+                           XPB_REFERENCE_BACKEND);
     xpb_session ref, dut;
     xpb_compile_options ref_opts = {.struct_size = sizeof ref_opts,
                                     .precision = XPB_PRECISION_FP32,
@@ -55,57 +95,32 @@ xpb_status xpb_verify_step(xpb_verify_result *out, const xpb_registry *registry,
                                     .fusion = cfg->fusion,
                                     .threads = cfg->threads,
                                     .keep_all = 1};
-    size_t max = 0;
-    for (uint32_t t = 0; t < mp->n_tensors; t++)
-        if (xpb_tensor_bytes(&mp->tensors[t]) > max)
-            max = xpb_tensor_bytes(&mp->tensors[t]);
-    float *a = malloc(max ? max : 4), *b = malloc(max ? max : 4);
-    if (!a || !b) {
-        st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-        goto free_buffers;
-    }
+    xpb_compare cmp;
+    xpb_compare_init(&cmp, cfg->precision, 1.0);
+    out->kink_flips = 0;
     if ((st = xpb_session_open(&ref, ref_api, 0, mp, &ref_opts, err))) {
-        xpb_err_prefix(err, "verification on cpu_ref");
-        goto free_buffers;
+        xpb_err_prefix(err, "verification on %s", XPB_REFERENCE_BACKEND);
+        return st;
     }
     if ((st = xpb_session_open(&dut, backend, cfg->device, mp, &dut_opts, err)))
         goto close_ref;
     if ((st = xpb_session_step(&ref, NULL, err)) || (st = xpb_session_step(&dut, NULL, err)))
         goto close_dut;
-    out->tolerance = xpb_verify_tolerance(cfg->precision);
-    out->max_rel_error = 0;
-    double worst_ratio = 0;
-    const char *worst = "(nothing compared)";
-    for (uint32_t t = 0; t < mp->n_tensors; t++) {
-        const xpb_tensor_desc *d = &mp->tensors[t];
-        int compare = d->role == XPB_ROLE_LOSS || d->role == XPB_ROLE_OUTPUT ||
-                      (mp->training && d->role == XPB_ROLE_GRAD);
-        if (!compare || d->dtype != XPB_DTYPE_F32)
-            continue;
-        if ((st = xpb_session_read(&dut, t, a, err)) || (st = xpb_session_read(&ref, t, b, err)))
-            goto close_dut;
-        double e = rel_error(a, b, xpb_tensor_numel(d));
-        double tol = xpb_verify_tolerance(cfg->precision) *
-                     (d->role == XPB_ROLE_GRAD ? XPB_VERIFY_GRAD_FACTOR : 1.0);
-        if (e / tol >= worst_ratio) {
-            worst_ratio = e / tol;
-            out->max_rel_error = e;
-            out->tolerance = tol;
-            worst = d->name;
-        }
-    }
-    out->passed = worst_ratio <= 1.0;
-    snprintf(out->message, sizeof out->message,
-             "%s: max relative error %.3g on '%s' against cpu_ref (tolerance %.0e for %s)",
-             out->passed ? "verified" : "verification failed", out->max_rel_error, worst,
-             out->tolerance, xpb_precision_name(cfg->precision));
-    st = XPB_OK;
+    /* kink flips matter where gradients are judged one by one (fp32) */
+    if (mp->training && cmp.tol->gradient > 0 &&
+        (st = xpb_kink_flips(&out->kink_flips, &dut, &ref, mp, err)))
+        goto close_dut;
+    cmp.kink_flips = out->kink_flips;
+    if ((st = add_tensors(&cmp, &dut, &ref, mp, err)))
+        goto free_compare;
+    xpb_compare_verdict v;
+    xpb_compare_judge_all(&v, &cmp);
+    report(out, &v, cfg->precision);
+free_compare:
+    xpb_compare_free(&cmp);
 close_dut:
     xpb_session_close(&dut);
 close_ref:
     xpb_session_close(&ref);
-free_buffers:
-    free(a);
-    free(b);
     return st;
 }

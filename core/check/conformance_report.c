@@ -1,0 +1,141 @@
+/* The conformance suite's report (see conformance_run.h): the verdicts' spellings, the table,
+ * the JSON document and the counts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "conformance_run.h"
+#include "names.h"
+
+/* The one table of verdict spellings, in enum order. */
+static const char *const verdict_names[XPB_CONFORMANCE_VERDICT_COUNT] = {
+    [XPB_CONFORMANCE_PASS] = "PASS",
+    [XPB_CONFORMANCE_FAIL] = "FAIL",
+    [XPB_CONFORMANCE_UNSUPPORTED] = "UNSUPPORTED",
+    [XPB_CONFORMANCE_ERROR] = "ERROR",
+};
+
+const char *xpb_conformance_verdict_name(uint32_t verdict)
+{
+    return verdict < XPB_CONFORMANCE_VERDICT_COUNT ? verdict_names[verdict] : "?";
+}
+
+/* Whether the row has numbers: it ran on both sides and was compared. */
+static int compared(const xpb_ct_result *r)
+{
+    return r->verdict == XPB_CONFORMANCE_PASS || r->verdict == XPB_CONFORMANCE_FAIL;
+}
+
+void xpb_ct_result_from(xpb_ct_result *r, const xpb_compare_verdict *v)
+{
+    r->verdict = v->passed ? XPB_CONFORMANCE_PASS : XPB_CONFORMANCE_FAIL;
+    r->together = v->together;
+    r->max_abs = v->max_abs;
+    r->error = v->error;
+    r->tol = v->tolerance;
+    snprintf(r->worst, sizeof r->worst, "%s", v->worst);
+    if (!v->passed)
+        snprintf(r->msg, sizeof r->msg, "worst tensor '%s' (error %.3g)", v->worst, v->worst_error);
+}
+
+void xpb_ct_report_header(const xpb_ct_report *rep, const char *backend,
+                          const xpb_conformance_options *opt)
+{
+    if (!rep->out)
+        return;
+    fprintf(rep->out, "conformance of %s against %s, precision %s, fusion %s%s\n\n", backend,
+            XPB_REFERENCE_BACKEND, xpb_precision_name(opt->precision), opt->fusion ? "on" : "off",
+            opt->quick ? ", quick" : "");
+    fprintf(rep->out, "%-32s %-40s %10s %10s %8s  %s\n", "case", "shape", "max_abs", "error", "tol",
+            "result");
+}
+
+static void print_row(FILE *f, const char *name, const char *shape, const xpb_ct_result *r)
+{
+    if (!f)
+        return;
+    const char *word = xpb_conformance_verdict_name(r->verdict);
+    if (compared(r))
+        fprintf(f, "%-32s %-40s %10.2e %10.2e %8.0e  %s\n", name, shape, r->max_abs, r->error,
+                r->tol, word);
+    else
+        fprintf(f, "%-32s %-40s %10s %10s %8.0e  %s\n", name, shape, "-", "-", r->tol, word);
+    if (r->verdict != XPB_CONFORMANCE_PASS && r->msg[0])
+        fprintf(f, "    %s\n", r->msg);
+    fflush(f);
+}
+
+/* JSON has no infinity: a non-finite error is written as the largest double. */
+static json_t *finite_real(double x)
+{
+    return json_real(isfinite(x) ? x : 1e308);
+}
+
+static void json_row(json_t *rows, const char *name, const char *shape, const xpb_ct_result *r)
+{
+    if (!rows)
+        return;
+    json_t *o = json_object();
+    json_object_set_new(o, "case", json_string(name));
+    json_object_set_new(o, "shape", json_string(shape));
+    json_object_set_new(o, "status", json_string(xpb_conformance_verdict_name(r->verdict)));
+    if (compared(r)) {
+        json_object_set_new(o, "max_abs", finite_real(r->max_abs));
+        json_object_set_new(o, "error", finite_real(r->error));
+        json_object_set_new(o, "worst_tensor", json_string(r->worst));
+    }
+    json_object_set_new(o, "tolerance", json_real(r->tol));
+    if (r->verdict != XPB_CONFORMANCE_PASS && r->msg[0])
+        json_object_set_new(o, "message", json_string(r->msg));
+    json_array_append_new(rows, o);
+}
+
+void xpb_ct_report_row(xpb_ct_report *rep, const char *name, const char *shape,
+                       const xpb_ct_result *r)
+{
+    print_row(rep->out, name, shape, r);
+    json_row(rep->rows, name, shape, r);
+    if (r->verdict == XPB_CONFORMANCE_PASS)
+        rep->summary->passed++;
+    else if (r->verdict == XPB_CONFORMANCE_UNSUPPORTED)
+        rep->summary->unsupported++;
+    else
+        rep->summary->failed++;
+}
+
+void xpb_ct_report_footer(const xpb_ct_report *rep)
+{
+    if (rep->out)
+        fprintf(rep->out, "\n%u passed, %u failed, %u unsupported\n", rep->summary->passed,
+                rep->summary->failed, rep->summary->unsupported);
+}
+
+xpb_status xpb_ct_report_write_json(xpb_ct_report *rep, const char *path, const char *backend,
+                                    const xpb_conformance_options *opt, xpb_err *err)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "backend", json_string(backend));
+    json_object_set_new(doc, "reference", json_string(XPB_REFERENCE_BACKEND));
+    json_object_set_new(doc, "precision", json_string(xpb_precision_name(opt->precision)));
+    json_object_set_new(doc, "fusion", json_boolean(opt->fusion));
+    json_object_set_new(doc, "quick", json_boolean(opt->quick));
+    json_object_set_new(doc, "cases", rep->rows ? rep->rows : json_array());
+    rep->rows = NULL;
+    json_object_set_new(doc, "passed", json_integer(rep->summary->passed));
+    json_object_set_new(doc, "failed", json_integer(rep->summary->failed));
+    json_object_set_new(doc, "unsupported", json_integer(rep->summary->unsupported));
+    char *text = json_dumps(doc, JSON_INDENT(2));
+    json_decref(doc);
+    if (!text)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "conformance: JSON: out of memory");
+    xpb_status st = xpb_atomic_write(path, text, strlen(text), err);
+    free(text);
+    return st;
+}
+
+void xpb_ct_report_free(xpb_ct_report *rep)
+{
+    json_decref(rep->rows);
+    rep->rows = NULL;
+}

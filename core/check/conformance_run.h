@@ -1,0 +1,66 @@
+/* Inside the conformance suite (conformance.h): the two sides a case runs on, the result of one
+ * row, and the files that produce rows: conformance_ops.c (an op or chain case),
+ * conformance_models.c (a model step) and conformance_report.c (the table and the JSON). */
+#ifndef XPB_CORE_CONFORMANCE_RUN_H
+#define XPB_CORE_CONFORMANCE_RUN_H
+
+#include <jansson.h>
+
+#include "compare.h"
+#include "conformance.h"
+#include "conformance_case.h"
+
+/* One side of the comparison: an opened device of a backend. */
+typedef struct xpb_ct_side {
+    const char *name;           /* the backend's name; static or the caller's */
+    const xpb_backend_api *api; /* owned by the plugin */
+    xpb_backend *be;            /* owned by the driver, closed at the end of the suite */
+} xpb_ct_side;
+
+/* One row of the table. */
+typedef struct xpb_ct_result {
+    uint32_t verdict; /* xpb_conformance_verdict */
+    int together;     /* the gradients were judged as one vector */
+    double max_abs;   /* largest |x - ref| */
+    double error;     /* the deciding error (compare.h) */
+    double tol;       /* its tolerance */
+    char worst[64];   /* the tensor furthest from its tolerance */
+    char msg[1200];   /* why, for FAIL / UNSUPPORTED / ERROR */
+} xpb_ct_result;
+
+/* The result of a comparison judged by compare.h: PASS or FAIL, error, tolerance, worst. */
+void xpb_ct_result_from(xpb_ct_result *r, const xpb_compare_verdict *v);
+
+/* Where rows go: the table (out, when not NULL), the JSON rows (rows, when not NULL), the
+ * counts. */
+typedef struct xpb_ct_report {
+    FILE *out;
+    json_t *rows; /* owned by the report: xpb_ct_report_free */
+    xpb_conformance_summary *summary;
+} xpb_ct_report;
+
+/* The table's title and header. */
+void xpb_ct_report_header(const xpb_ct_report *rep, const char *backend,
+                          const xpb_conformance_options *opt);
+/* One row: printed, appended to the JSON rows and counted. */
+void xpb_ct_report_row(xpb_ct_report *rep, const char *name, const char *shape,
+                       const xpb_ct_result *r);
+/* The summary line. */
+void xpb_ct_report_footer(const xpb_ct_report *rep);
+/* The JSON document (backend, reference, options, rows, counts) written atomically to `path`;
+ * takes the rows. */
+xpb_status xpb_ct_report_write_json(xpb_ct_report *rep, const char *path, const char *backend,
+                                    const xpb_conformance_options *opt, xpb_err *err);
+void xpb_ct_report_free(xpb_ct_report *rep);
+
+/* Runs op or chain case `c` on both sides with the same inputs and judges it into *r. */
+void xpb_ct_run_case(xpb_ct_result *r, const xpb_ct_side *test, const xpb_ct_side *ref,
+                     const xpb_ct_case *c, const xpb_conformance_options *opt);
+
+/* One training step of every model plugin of `registry` at reduced size (not the heavy ones
+ * when opt->quick), twice (keep_all, and as a benchmark compiles it): a "forward" and a
+ * "gradients" row each, into `rep`. */
+void xpb_ct_model_cases(xpb_ct_report *rep, const xpb_registry *registry, const xpb_ct_side *test,
+                        const xpb_ct_side *ref, const xpb_conformance_options *opt);
+
+#endif

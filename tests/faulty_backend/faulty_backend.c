@@ -1,0 +1,181 @@
+/* "faulty_ref": the reference backend (loaded from FAULTY_INNER) with a wrong kernel, so that
+ * tests can prove the conformance suite and verification fail one. Every call goes to cpu_ref;
+ * read() then perturbs a tensor written by an op of kind $XPB_FAULTY_OP (its xpb_op_name, e.g.
+ * "CONV2D") as $XPB_FAULTY_KIND says:
+ *   scale    every element times 1 + 1e-3 (a kernel that accumulates in too low a precision)
+ *   element  one element, the middle one, plus 1 (an off-by-one at one position)
+ *   nan      the first element NaN
+ *   negate   every element negated (a ReLU that lets the wrong side through)
+ * Without XPB_FAULTY_OP it is exactly cpu_ref. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xpubench/backend.h>
+
+struct xpb_executable {
+    xpb_executable *inner;      /* cpu_ref's executable */
+    const xpb_program *program; /* the caller's, valid until destroy */
+};
+
+static void *inner_handle;
+static const xpb_backend_api *inner;
+
+/* Whether tensor t of p is an output of an op of kind `kind`. */
+static int written_by(const xpb_program *p, uint32_t t, const char *kind)
+{
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        if (strcmp(xpb_op_name(op->kind), kind) != 0)
+            continue;
+        for (uint32_t k = 0; k < op->n_outputs && k < XPB_MAX_OP_OUTPUTS; k++)
+            if (op->outputs[k] == t)
+                return 1;
+    }
+    return 0;
+}
+
+static void perturb(const xpb_program *p, uint32_t t, void *data, size_t bytes)
+{
+    const char *op = getenv("XPB_FAULTY_OP"), *kind = getenv("XPB_FAULTY_KIND");
+    if (!op || !kind || t >= p->n_tensors || xpb_program_tensor(p, t)->dtype != XPB_DTYPE_F32 ||
+        !written_by(p, t, op))
+        return;
+    float *v = data;
+    size_t n = bytes / sizeof *v;
+    if (strcmp(kind, "scale") == 0)
+        for (size_t i = 0; i < n; i++)
+            v[i] *= 1.001f;
+    else if (strcmp(kind, "element") == 0)
+        v[n / 2] += 1.0f;
+    else if (strcmp(kind, "nan") == 0)
+        v[0] = NAN;
+    else if (strcmp(kind, "negate") == 0)
+        for (size_t i = 0; i < n; i++)
+            v[i] = -v[i];
+}
+
+static xpb_status f_open(xpb_backend **out, uint32_t device)
+{
+    return inner->open(out, device);
+}
+
+static void f_close(xpb_backend *be)
+{
+    inner->close(be);
+}
+
+static const char *f_last_error(const xpb_backend *be)
+{
+    return inner->last_error(be);
+}
+
+static xpb_status f_device_info(xpb_backend *be, xpb_device_info *out)
+{
+    return inner->device_info(be, out);
+}
+
+static xpb_status f_compile(xpb_executable **out, xpb_backend *be, const xpb_program *p,
+                            const xpb_compile_options *o)
+{
+    *out = NULL;
+    xpb_executable *exe = calloc(1, sizeof *exe);
+    if (!exe)
+        return XPB_OUT_OF_MEMORY;
+    xpb_status st = inner->compile(&exe->inner, be, p, o);
+    if (st != XPB_OK) {
+        free(exe);
+        return st;
+    }
+    exe->program = p;
+    *out = exe;
+    return XPB_OK;
+}
+
+static void f_destroy(xpb_executable *exe)
+{
+    if (!exe)
+        return;
+    inner->destroy(exe->inner);
+    free(exe);
+}
+
+static const char *f_exe_last_error(const xpb_executable *exe)
+{
+    return inner->exe_last_error(exe ? exe->inner : NULL);
+}
+
+static xpb_status f_write(xpb_executable *exe, uint32_t t, const void *data, size_t bytes)
+{
+    return inner->write(exe->inner, t, data, bytes);
+}
+
+static xpb_status f_read(xpb_executable *exe, uint32_t t, void *data, size_t bytes)
+{
+    xpb_status st = inner->read(exe->inner, t, data, bytes);
+    if (st == XPB_OK)
+        perturb(exe->program, t, data, bytes);
+    return st;
+}
+
+static xpb_status f_run(xpb_executable *exe, uint32_t phase)
+{
+    return inner->run(exe->inner, phase);
+}
+
+static xpb_status f_synchronize(xpb_executable *exe)
+{
+    return inner->synchronize(exe->inner);
+}
+
+static const xpb_backend_api api = {
+    .struct_size = sizeof(xpb_backend_api),
+    .open = f_open,
+    .close = f_close,
+    .last_error = f_last_error,
+    .device_info = f_device_info,
+    .compile = f_compile,
+    .destroy = f_destroy,
+    .exe_last_error = f_exe_last_error,
+    .write = f_write,
+    .read = f_read,
+    .run = f_run,
+    .synchronize = f_synchronize,
+};
+
+static const xpb_plugin_descriptor descriptor = {
+    .struct_size = sizeof(xpb_plugin_descriptor),
+    .abi_major = XPB_ABI_MAJOR,
+    .abi_minor = XPB_ABI_MINOR,
+    .kind = XPB_PLUGIN_BACKEND,
+    .name = "faulty_ref",
+    .version = "1.0.0",
+    .description = "cpu_ref with a wrong kernel on demand (tests only)",
+    .api = &api,
+    .opset = XPB_OPSET_VERSION,
+};
+
+__attribute__((destructor)) static void unload_inner(void)
+{
+    if (inner_handle)
+        dlclose(inner_handle);
+}
+
+XPB_PLUGIN_QUERY
+{
+    *out = &descriptor;
+    if (host_major != XPB_ABI_MAJOR)
+        return XPB_INCOMPATIBLE;
+    if (!inner) {
+        inner_handle = dlopen(FAULTY_INNER, RTLD_NOW | RTLD_LOCAL);
+        xpb_plugin_query_fn query =
+            inner_handle ? (xpb_plugin_query_fn)dlsym(inner_handle, XPB_PLUGIN_QUERY_SYMBOL) : NULL;
+        const xpb_plugin_descriptor *d = NULL;
+        if (!query || query(&d, host_major, host_minor, host) != XPB_OK || !d ||
+            d->kind != XPB_PLUGIN_BACKEND)
+            return XPB_INTERNAL;
+        inner = d->api;
+    }
+    return XPB_OK;
+}
