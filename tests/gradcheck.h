@@ -1,9 +1,9 @@
 /* Header-only harness for the reference-kernel tests (tests/test_ref_*.c).
  *
- * It builds one op with its tensor descs and buffers, runs it through ref_check_op and
- * ref_kernel_for, and checks an analytic backward result against central finite differences
- * of the forward op. Every function is static inline (no unused warnings); include it after
- * <cmocka.h> or alone.
+ * It builds one op with its tensor descs and buffers, runs it through the SDK's shape rules
+ * (xpb_op_check, include/xpubench/shapes.h) and ref_kernel_for, and checks an analytic
+ * backward result against central finite differences of the forward op. Every function is
+ * static inline (no unused warnings); include it after <cmocka.h> or alone.
  *
  * API
  *   gc_op g;                               one op, its descs and its buffers (owned by g)
@@ -16,8 +16,8 @@
  *   gc_op_free(&g)                         frees every buffer of g
  *   int64_t gc_in_numel(&g, i) / gc_out_numel(&g, j)
  *   void gc_args(&g, &args)                ref_op_args pointing into g (to call a kernel)
- *   xpb_status gc_check(&g)                ref_check_op only; message in g.err
- *   xpb_status gc_run(&g)                  ref_check_op, then the kernel of g.op.kind;
+ *   xpb_status gc_check(&g)                xpb_op_check only; message in g.err
+ *   xpb_status gc_run(&g)                  xpb_op_check, then the kernel of g.op.kind;
  *                                          message in g.err. Does not touch g.call_index.
  *   void gc_fill(x, n, seed, lo, hi)       x[i] uniform in [lo, hi) from a seeded RNG
  *   uint64_t gc_rng_next(&state)           the next splitmix64 number of a seeded stream
@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include <xpubench/program.h>
+#include <xpubench/shapes.h>
 #include <xpubench/status.h>
 
 #include "ref.h"
@@ -194,7 +195,7 @@ static inline xpb_status gc_check(gc_op *g)
     for (uint32_t j = 0; j < g->op.n_outputs; j++)
         out[j] = &g->out_desc[j];
     g->err[0] = '\0';
-    return ref_check_op(&g->op, in, out, g->err, sizeof g->err);
+    return xpb_op_check(&g->op, in, out, g->err, sizeof g->err);
 }
 
 static inline xpb_status gc_run(gc_op *g)

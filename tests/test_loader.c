@@ -1,7 +1,13 @@
 /* The plugin loader against the fake plugins of tests/fake_plugins: every refusal gives its
  * exact message, good plugins load around bad ones, optional members past struct_size are
- * absent, and the default search path follows its three rules. */
+ * absent, and the default search path follows its three rules. Then the rules of ABI 1.1, each
+ * proven by a plugin: a backend and a model built against the frozen ABI 1.0 headers load and
+ * work (the backend runs a sealed program), the host refuses a program of a newer op set than a
+ * backend knows, a 1.1 backend (examples/example_backend) refuses an unknown op or attribute bit
+ * by name, device listing and the builder's fail() work where present and where absent, and the
+ * builder refuses an input whose first dimension is not the batch. */
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,8 +20,12 @@
 
 #include <cmocka.h>
 
+#include "builder.h"
+#include "devices.h"
 #include "loader.h"
 #include "log.h"
+#include "program_abi.h"
+#include "session.h"
 
 #ifndef XPB_FAKE_PLUGIN_DIR
 #error "XPB_FAKE_PLUGIN_DIR must name the fake plugin folder (tests/test_loader.cmake)"
@@ -145,6 +155,7 @@ static void test_newer_minor_is_accepted(void **state)
     assert_int_equal(d->abi_major, 1);
     assert_int_equal(d->abi_minor, 7);
     assert_true(d->struct_size > sizeof(xpb_plugin_descriptor));
+    assert_int_equal(xpb_plugin_opset(d), 1); /* its descriptor says 0: "not said" */
     const xpb_backend_api *api = xpb_registry_backend(r, "fake_newer_minor");
     assert_true(api->struct_size > sizeof(xpb_backend_api));
     /* Known optional members are read; cap bits this host does not know are ignored. */
@@ -427,6 +438,336 @@ static void test_bad_plugins_never_stop_good_ones(void **state)
     xpb_registry_free(r);
 }
 
+/* ---- ABI 1.1, rule by rule ---- */
+
+/* x[2,4] -> h = LINEAR(x, w[4,4], b[4]) (or COPY(x)) -> r = RELU(h); c = FILL(0.5);
+ * s = ADD(r, c); out = COPY(s). Phase "constants" runs FILL, phase "forward" the rest. */
+enum { TP_X, TP_W, TP_B, TP_C, TP_H, TP_R, TP_S, TP_OUT, TP_TENSORS };
+enum { TP_OPS = 5 };
+
+struct test_program {
+    xpb_tensor_desc t[TP_TENSORS];
+    xpb_op ops[TP_OPS];
+    xpb_phase phases[2];
+    xpb_program p;
+};
+
+static const float TP_XV[8] = {0.5f, -1.0f, 2.0f, 0.25f, -0.75f, 1.5f, -2.0f, 1.0f};
+static const float TP_WV[16] = {0.1f,  -0.2f, 0.3f, 0.4f,  -0.5f, 0.6f, 0.7f,  -0.8f,
+                                0.05f, 0.15f, 0.2f, -0.1f, 0.9f,  0.0f, -0.3f, 0.25f};
+static const float TP_BV[4] = {0.1f, -0.1f, 0.2f, -0.3f};
+
+static void tp_tensor(struct test_program *tp, uint32_t id, const char *name, uint32_t role,
+                      uint32_t flags, uint32_t ndim, int64_t d0, int64_t d1)
+{
+    xpb_tensor_desc *t = &tp->t[id];
+    t->name = name;
+    t->layer = "";
+    t->dtype = XPB_DTYPE_F32;
+    t->role = role;
+    t->flags = flags;
+    t->ndim = ndim;
+    t->dims[0] = d0;
+    t->dims[1] = ndim > 1 ? d1 : 1;
+    t->dims[2] = t->dims[3] = 1;
+    t->grad_of = XPB_NO_TENSOR;
+    t->last_op = TP_OPS - 1;
+}
+
+static void tp_op(struct test_program *tp, uint32_t i, uint32_t kind, const char *layer,
+                  uint32_t n_in, uint32_t in0, uint32_t in1, uint32_t in2, uint32_t out)
+{
+    xpb_op *op = &tp->ops[i];
+    op->kind = kind;
+    op->layer = layer;
+    op->n_inputs = n_in;
+    op->n_outputs = 1;
+    const uint32_t in[3] = {in0, in1, in2};
+    for (uint32_t k = 0; k < XPB_MAX_OP_INPUTS; k++)
+        op->inputs[k] = k < n_in ? in[k] : XPB_NO_TENSOR;
+    for (uint32_t k = 0; k < XPB_MAX_OP_OUTPUTS; k++)
+        op->outputs[k] = k == 0 ? out : XPB_NO_TENSOR;
+}
+
+/* Builds and seals the program, as the host seals every program it hands to a backend. */
+static void tp_init(struct test_program *tp, int with_linear)
+{
+    memset(tp, 0, sizeof *tp);
+    const uint32_t P = XPB_TENSOR_PERSISTENT, W = XPB_TENSOR_HOST_WRITE, R = XPB_TENSOR_HOST_READ;
+    tp_tensor(tp, TP_X, "x", XPB_ROLE_INPUT, W, 2, 2, 4);
+    tp_tensor(tp, TP_W, "fc.weight", XPB_ROLE_PARAM, P | W | R, 2, 4, 4);
+    tp_tensor(tp, TP_B, "fc.bias", XPB_ROLE_PARAM, P | W | R, 1, 4, 1);
+    tp_tensor(tp, TP_C, "half", XPB_ROLE_ACTIVATION, 0, 2, 2, 4);
+    tp_tensor(tp, TP_H, "fc", XPB_ROLE_ACTIVATION, 0, 2, 2, 4);
+    tp_tensor(tp, TP_R, "relu", XPB_ROLE_ACTIVATION, 0, 2, 2, 4);
+    tp_tensor(tp, TP_S, "sum", XPB_ROLE_ACTIVATION, 0, 2, 2, 4);
+    tp_tensor(tp, TP_OUT, "out", XPB_ROLE_OUTPUT, R, 2, 2, 4);
+    tp_op(tp, 0, XPB_OP_FILL, "half", 0, 0, 0, 0, TP_C);
+    tp->ops[0].attrs.value = 0.5f;
+    if (with_linear)
+        tp_op(tp, 1, XPB_OP_LINEAR, "fc", 3, TP_X, TP_W, TP_B, TP_H);
+    else
+        tp_op(tp, 1, XPB_OP_COPY, "fc", 1, TP_X, 0, 0, TP_H);
+    tp_op(tp, 2, XPB_OP_RELU, "relu", 1, TP_H, 0, 0, TP_R);
+    tp_op(tp, 3, XPB_OP_ADD, "sum", 2, TP_R, TP_C, 0, TP_S);
+    tp_op(tp, 4, XPB_OP_COPY, "out", 1, TP_S, 0, 0, TP_OUT);
+    tp->phases[0] = (xpb_phase){"constants", 0, 1};
+    tp->phases[1] = (xpb_phase){"forward", 1, TP_OPS - 1};
+    tp->p.n_tensors = TP_TENSORS;
+    tp->p.n_ops = TP_OPS;
+    tp->p.n_phases = 2;
+    tp->p.tensors = tp->t;
+    tp->p.ops = tp->ops;
+    tp->p.phases = tp->phases;
+    xpb_program_seal(&tp->p, tp->ops);
+}
+
+/* Opens `api`'s device 0, compiles tp, writes x (and w, b), runs both phases and checks `out`
+ * against the program computed here in double. */
+static void tp_run_and_check(const xpb_backend_api *api, const struct test_program *tp,
+                             int with_linear)
+{
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    xpb_compile_options o = {.struct_size = sizeof o, .precision = XPB_PRECISION_FP32};
+    xpb_executable *exe = NULL;
+    if (api->compile(&exe, be, &tp->p, &o) != XPB_OK)
+        fail_msg("compile: %s", api->last_error(be));
+    assert_int_equal(api->write(exe, TP_X, TP_XV, sizeof TP_XV), XPB_OK);
+    if (with_linear) {
+        assert_int_equal(api->write(exe, TP_W, TP_WV, sizeof TP_WV), XPB_OK);
+        assert_int_equal(api->write(exe, TP_B, TP_BV, sizeof TP_BV), XPB_OK);
+    }
+    for (uint32_t ph = 0; ph < tp->p.n_phases; ph++)
+        assert_int_equal(api->run(exe, ph), XPB_OK);
+    assert_int_equal(api->synchronize(exe), XPB_OK);
+    float out[8];
+    assert_int_equal(api->read(exe, TP_OUT, out, sizeof out), XPB_OK);
+    for (int n = 0; n < 2; n++)
+        for (int o = 0; o < 4; o++) {
+            double h = TP_XV[n * 4 + o];
+            if (with_linear) {
+                h = TP_BV[o];
+                for (int i = 0; i < 4; i++)
+                    h += (double)TP_XV[n * 4 + i] * TP_WV[o * 4 + i];
+            }
+            double want = (h > 0 ? h : 0) + 0.5;
+            if (fabs(out[n * 4 + o] - want) > 1e-6)
+                fail_msg("out[%d][%d]: got %.9g, want %.9g", n, o, (double)out[n * 4 + o], want);
+        }
+    api->destroy(exe);
+    api->close(be);
+}
+
+/* (a) A backend compiled against the frozen ABI 1.0 headers loads on this 1.1 host and runs a
+ * sealed program of op-set-1 ops; (f) it has no device_count: the host lists its device by
+ * opening it, and its kind stays unknown. */
+static void test_abi_1_0_backend_runs_a_program(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("abi10_backend");
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_abi10");
+    assert_non_null(d);
+    assert_int_equal(d->abi_minor, 0);
+    assert_int_equal(d->struct_size, offsetof(xpb_plugin_descriptor, opset));
+    assert_false(XPB_HAS_MEMBER(d, xpb_plugin_descriptor, opset));
+    assert_int_equal(xpb_plugin_opset(d), 1);
+    const xpb_backend_api *api = d->api;
+    assert_int_equal(api->struct_size, offsetof(xpb_backend_api, device_count));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, device_count, NULL));
+    assert_null(XPB_MEMBER_OR(api, xpb_backend_api, write_async, NULL));
+
+    static xpb_device_list list;
+    assert_int_equal(xpb_backend_devices(&list, d), XPB_OK);
+    assert_int_equal(list.count, 1);
+    assert_string_equal(list.info[0].name, "fake 1.0 CPU");
+    assert_int_equal(list.info[0].kind, XPB_DEVICE_UNKNOWN);
+
+    struct test_program tp;
+    tp_init(&tp, 1);
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_session_check_opset(d, &tp.p, &err), XPB_OK);
+    tp_run_and_check(api, &tp, 1);
+    xpb_registry_free(r);
+}
+
+/* (b) The host refuses, before compile and naming the op, a program that needs op set 2 on a
+ * backend whose descriptor does not say its op set (ABI 1.0) or says 1. */
+static void test_host_refuses_a_newer_op_set(void **state)
+{
+    (void)state;
+    const char *folders[] = {"abi10_backend", "example"};
+    xpb_registry *r = load_folders(folders, 2);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *old = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "fake_abi10");
+    const xpb_plugin_descriptor *ex = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "example");
+    assert_non_null(old);
+    assert_non_null(ex);
+    assert_int_equal(ex->opset, 1);
+
+    struct test_program tp;
+    tp_init(&tp, 0);
+    assert_int_equal(tp.p.opset, 1); /* op-set-1 ops: op set 1, whatever the host's own */
+    tp.ops[2].kind = 99;             /* an op of op set 2, as a newer host describes it */
+    tp.ops[2].kind_name = "FUTURE_OP";
+    tp.ops[2].opset = 2;
+    tp.ops[2].layer = "future";
+    tp.p.opset = 2;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_session_check_opset(old, &tp.p, &err), XPB_UNSUPPORTED);
+    assert_string_equal(err.msg, "backend 'fake_abi10' 1.0.0 knows op set 1; op FUTURE_OP (layer "
+                                 "'future') is from op set 2");
+    assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_UNSUPPORTED);
+    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 1; op FUTURE_OP (layer "
+                                 "'future') is from op set 2");
+    /* a backend that knows op set 2 gets the program (and judges it itself) */
+    xpb_plugin_descriptor newer = *ex;
+    newer.opset = 2;
+    assert_int_equal(xpb_session_check_opset(&newer, &tp.p, &err), XPB_OK);
+    xpb_registry_free(r);
+}
+
+/* (c) (d) A backend of ABI 1.1 refuses at compile, by name and layer, an op of a kind it does
+ * not know (named by the host's kind_name) and an op with an attribute bit it does not know
+ * (naming the bit); it also refuses by name an op of op set 1 it does not implement. The same
+ * program without them runs. (f) It lists its device without being opened. */
+static void test_abi_1_1_backend_refuses_by_name(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("example");
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "example");
+    assert_non_null(d);
+    const xpb_backend_api *api = d->api;
+
+    static xpb_device_list list;
+    assert_int_equal(xpb_backend_devices(&list, d), XPB_OK);
+    assert_int_equal(list.count, 1);
+    assert_string_equal(list.info[0].name, "example host CPU");
+    assert_int_equal(list.info[0].kind, XPB_DEVICE_CPU);
+    assert_int_equal(XPB_MEMBER_OR(api, xpb_backend_api, describe_device, NULL)(1, &list.info[1]),
+                     XPB_NO_DEVICE);
+    assert_string_equal(api->last_error(NULL), "example: device 1 does not exist (only 0)");
+
+    struct test_program tp;
+    tp_init(&tp, 0);
+    tp_run_and_check(api, &tp, 0);
+
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    xpb_compile_options o = {.struct_size = sizeof o, .precision = XPB_PRECISION_FP32};
+    xpb_executable *exe = NULL;
+
+    tp.ops[2].kind = 99;
+    tp.ops[2].kind_name = "FUTURE_OP";
+    tp.ops[2].opset = 2;
+    tp.ops[2].layer = "future";
+    tp.p.opset = 2;
+    assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
+    assert_null(exe);
+    assert_string_equal(api->last_error(be),
+                        "example: op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
+                        "an op of op set 1, the newest this code was built for");
+
+    tp_init(&tp, 0);
+    tp.ops[3].attrs_set |= 1ull << 40;
+    assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
+    assert_null(exe);
+    assert_string_equal(api->last_error(be),
+                        "example: op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
+                        "40, which op set 1 does not define (an attribute of a later op set "
+                        "changes what the op computes)");
+
+    tp_init(&tp, 1);
+    assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
+    assert_string_equal(api->last_error(be),
+                        "example: op 1 LINEAR (layer 'fc'): not implemented by the example backend "
+                        "(it runs FILL, COPY, ADD and RELU)");
+
+    tp_init(&tp, 0); /* and a malformed op: the SDK's shape rules */
+    tp.t[TP_S].dims[1] = 5;
+    assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_INVALID_ARGUMENT);
+    assert_string_equal(api->last_error(be), "example: op 3 ADD (layer 'sum'): output y \"sum\" "
+                                             "must be [2, 4], found [2, 5]");
+    api->close(be);
+    xpb_registry_free(r);
+}
+
+/* A builder's fail() that records what it was given. */
+static char failed_with[512];
+
+static xpb_status record_fail(xpb_builder *b, xpb_status status, const char *message)
+{
+    (void)b;
+    snprintf(failed_with, sizeof failed_with, "%s", message);
+    return status;
+}
+
+/* (f) Models: a 1.1 model's refusal in its own words reaches xpb_build_graph's error; a 1.0
+ * model, which has no fail(), still gets one naming it; xpb_model_fail on a 1.0 host's table
+ * (no fail) returns the status alone. (g) The builder refuses an input whose first dimension
+ * is not the batch size. */
+static void test_models_refuse_in_their_own_words(void **state)
+{
+    (void)state;
+    const char *folders[] = {"abi10_model", "v11_model"};
+    xpb_registry *r = load_folders(folders, 2);
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_model_api *old = xpb_registry_model(r, "fake_abi10_model");
+    const xpb_model_api *v11 = xpb_registry_model(r, "fake_v11_model");
+    assert_non_null(old);
+    assert_non_null(v11);
+    assert_int_equal(xpb_registry_find(r, XPB_PLUGIN_MODEL, "fake_v11_model")->opset, 1);
+
+    xpb_graph *g = NULL;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_build_graph(&g, v11, "fake_v11_model", 2, "linear", NULL, 0, &err),
+                     XPB_OK);
+    assert_int_equal(xpb_graph_param_count(g), 4 * 3 + 4);
+    xpb_graph_free(g);
+    assert_int_equal(xpb_build_graph(&g, old, "fake_abi10_model", 2, "linear", NULL, 0, &err),
+                     XPB_OK);
+    assert_int_equal(xpb_graph_param_count(g), 4 * 3 + 4);
+    xpb_graph_free(g);
+
+    g = NULL;
+    assert_int_equal(xpb_build_graph(&g, v11, "fake_v11_model", 2, "refuse", NULL, 0, &err),
+                     XPB_UNSUPPORTED);
+    assert_null(g);
+    assert_string_equal(err.msg,
+                        "model 'fake_v11_model': variant 'refuse' needs 3 layers this fake does "
+                        "not have");
+    assert_int_equal(xpb_build_graph(&g, old, "fake_abi10_model", 2, "refuse", NULL, 0, &err),
+                     XPB_UNSUPPORTED);
+    assert_null(g);
+    assert_string_equal(err.msg, "model 'fake_abi10_model': build failed: operation, attribute or "
+                                 "option not supported");
+
+    assert_int_equal(xpb_build_graph(&g, v11, "fake_v11_model", 2, "bad_batch", NULL, 0, &err),
+                     XPB_INVALID_ARGUMENT);
+    assert_null(g);
+    assert_string_equal(err.msg, "model 'fake_v11_model': input 'x': the first dimension must be "
+                                 "the batch size 2, found 3");
+    xpb_registry_free(r);
+
+    /* xpb_model_fail itself: formats for a host that has fail(), returns the status alone for
+     * one that has not (its table ends before fail) */
+    xpb_builder_api table;
+    memset(&table, 0, sizeof table);
+    table.struct_size = sizeof table;
+    table.fail = record_fail;
+    failed_with[0] = '\0';
+    assert_int_equal(xpb_model_fail(NULL, &table, XPB_INVALID_ARGUMENT, "%s of %d", "two", 3),
+                     XPB_INVALID_ARGUMENT);
+    assert_string_equal(failed_with, "two of 3");
+    table.struct_size = offsetof(xpb_builder_api, fail);
+    failed_with[0] = '\0';
+    assert_int_equal(xpb_model_fail(NULL, &table, XPB_UNSUPPORTED, "not %s", "called"),
+                     XPB_UNSUPPORTED);
+    assert_string_equal(failed_with, "");
+}
+
 /* ---- arguments ---- */
 
 static void test_bad_arguments(void **state)
@@ -655,6 +996,10 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_host_log_service),
         cmocka_unit_test(test_default_dirs),
+        cmocka_unit_test(test_abi_1_0_backend_runs_a_program),
+        cmocka_unit_test(test_host_refuses_a_newer_op_set),
+        cmocka_unit_test(test_abi_1_1_backend_refuses_by_name),
+        cmocka_unit_test(test_models_refuse_in_their_own_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
  *   discriminators phase the generators';
  * - the same step on every other loaded backend agrees with cpu_ref (skipped when none is);
  * - every shipped scenario (configs/, configs/quick/) names loaded models with valid
- *   parameters, the standard runs of WORKLOADS.md all have one, and the quick ones run. */
+ *   parameters, the standard runs of docs/workloads.md all have one, and the quick ones run. */
 #include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
@@ -824,7 +824,7 @@ static void test_shipped_scenarios(void **state)
 {
     (void)state;
     assert_true(check_scenarios(XPB_TEST_SOURCE_DIR "/configs", 0) >= 18);
-    /* One scenario per standard run of WORKLOADS.md. */
+    /* One scenario per standard run of docs/workloads.md. */
     static const struct {
         const char *file, *model, *variant;
         uint32_t mode, batch;

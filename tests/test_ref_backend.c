@@ -1,7 +1,9 @@
-/* The reference backend through its ABI, as the host sees it: dlopen the plugin, query, open,
- * compile a hand-built training program (LINEAR + SOFTMAX_XENT + backward + SGD_UPDATE),
- * write, run, read, and compare with the same step computed here in double; then the error
- * paths and their messages. */
+/* The reference backend through its ABI, as the host sees it: dlopen the plugin, query, list
+ * and open its device, compile a hand-built training program (LINEAR + SOFTMAX_XENT + backward
+ * + SGD_UPDATE, sealed as the host seals programs), write, run, read, and compare with the same
+ * step computed here in double; the same program as an ABI 1.0 host lays it out; then the
+ * error paths and their messages, among them the refusal, by name, of an op or attribute bit
+ * of a later op set. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -14,6 +16,8 @@
 #include <string.h>
 
 #include <xpubench/xpubench.h>
+
+#include "program_abi.h"
 
 #define PLUGIN_PATH XPB_TEST_PLUGIN_DIR "/backend_cpu_ref.so"
 
@@ -122,17 +126,14 @@ static void build_program(void)
     }
 
     fx.phase = (xpb_phase){.name = "train", .first_op = 0, .n_ops = N_OPS};
-    fx.prog = (xpb_program){.struct_size = sizeof(xpb_program),
-                            .opset = XPB_OPSET_VERSION,
-                            .training = 1,
+    fx.prog = (xpb_program){.training = 1,
                             .n_tensors = N_TENSORS,
                             .n_ops = N_OPS,
                             .n_phases = 1,
-                            .tensor_stride = sizeof(xpb_tensor_desc),
-                            .op_stride = sizeof(xpb_op),
                             .tensors = fx.tensors,
                             .ops = fx.ops,
                             .phases = &fx.phase};
+    xpb_program_seal(&fx.prog, fx.ops); /* op sets, attribute bits, names, strides */
     fx.opts = (xpb_compile_options){.struct_size = sizeof(xpb_compile_options),
                                     .precision = XPB_PRECISION_FP32,
                                     .fusion = 1,
@@ -226,13 +227,21 @@ static void test_query(void **state)
     assert_int_equal(d->abi_major, XPB_ABI_MAJOR);
     assert_int_equal(d->kind, XPB_PLUGIN_BACKEND);
     assert_string_equal(d->name, "cpu_ref");
-    assert_string_equal(d->version, "1.0.0");
-    assert_int_equal(d->caps, XPB_CAP_PROFILING | XPB_CAP_MEMORY_STATS);
+    assert_string_equal(d->version, "1.1.0");
+    assert_int_equal(d->abi_minor, XPB_ABI_MINOR);
+    assert_int_equal(d->opset, XPB_OPSET_VERSION);
+    /* single-threaded, no fusion: no bit; the entry points say what it reports */
+    assert_int_equal(d->caps, 0);
     const xpb_backend_api *api = d->api;
     assert_int_equal(api->struct_size, sizeof(xpb_backend_api));
     assert_non_null(api->profile_read);
     assert_non_null(api->memory_stats);
     assert_null(api->energy_read);
+    assert_non_null(api->device_count);
+    assert_non_null(api->describe_device);
+    assert_null(api->write_async);
+    assert_null(api->host_alloc);
+    assert_null(api->host_free);
 
     d = NULL; /* another major: refused, but named */
     assert_int_equal(query(&d, XPB_ABI_MAJOR + 1, 0, NULL), XPB_INCOMPATIBLE);
@@ -254,7 +263,36 @@ static void test_open_and_device_info(void **state)
     assert_int_equal(info.precisions, XPB_PRECISION_BIT(XPB_PRECISION_FP32));
     assert_int_equal(info.threads, 1);
     assert_true(info.peak_flops[XPB_PRECISION_FP32] == 0.0);
+    assert_int_equal(info.kind, XPB_DEVICE_CPU);
+    assert_int_equal(info.emulated_precisions, 0);
     printf("device: %s\n", info.name);
+
+    /* Listed without opening: one device, described as device_info describes it. */
+    uint32_t count = 0;
+    assert_int_equal(fx.api->device_count(&count), XPB_OK);
+    assert_int_equal(count, 1);
+    xpb_device_info listed;
+    memset(&listed, 0x5a, sizeof listed);
+    listed.struct_size = sizeof listed;
+    assert_int_equal(fx.api->describe_device(0, &listed), XPB_OK);
+    assert_string_equal(listed.name, info.name);
+    assert_int_equal(listed.kind, XPB_DEVICE_CPU);
+    assert_int_equal(listed.memory_bytes, 0);
+    assert_int_equal(listed.precisions, info.precisions);
+    assert_int_equal(listed.emulated_precisions, 0);
+    assert_int_equal(fx.api->describe_device(1, &listed), XPB_NO_DEVICE);
+    assert_non_null(strstr(fx.api->last_error(NULL), "no device 1"));
+    assert_int_equal(fx.api->device_count(NULL), XPB_INVALID_ARGUMENT);
+    assert_int_equal(fx.api->describe_device(0, NULL), XPB_INVALID_ARGUMENT);
+
+    /* An ABI 1.0 host's struct ends before kind: kind stays what the host put there. */
+    xpb_device_info old;
+    memset(&old, 0x5a, sizeof old);
+    old.struct_size = offsetof(xpb_device_info, kind);
+    assert_int_equal(fx.api->device_info(fx.be, &old), XPB_OK);
+    assert_int_equal(old.kind, 0x5a5a5a5au);
+    assert_int_equal(old.emulated_precisions, 0x5a5a5a5au);
+    assert_int_equal(old.threads, 1);
 
     /* An older host's shorter struct: members past struct_size stay untouched. */
     xpb_device_info small;
@@ -411,6 +449,72 @@ static void test_transfer_and_run_errors(void **state)
     api->destroy(exe);
 }
 
+/* One step of fx.prog on a fresh executable: loss, w and b against the step in double. */
+static void run_one_step_and_compare(const xpb_program *prog, uint32_t n_phases)
+{
+    const xpb_backend_api *api = fx.api;
+    xpb_executable *exe = NULL;
+    assert_int_equal(api->compile(&exe, fx.be, prog, &fx.opts), XPB_OK);
+    write_inputs(exe);
+    double w[NO * NI], b[NO], wbuf[NO * NI] = {0}, bbuf[NO] = {0}, dw[NO * NI], db[NO];
+    for (int k = 0; k < NO * NI; k++)
+        w[k] = W0[k];
+    for (int o = 0; o < NO; o++)
+        b[o] = B0[o];
+    double want_loss = step_double(w, b, wbuf, bbuf, dw, db);
+    for (uint32_t ph = 0; ph < n_phases; ph++)
+        assert_int_equal(api->run(exe, ph), XPB_OK);
+    assert_int_equal(api->synchronize(exe), XPB_OK);
+    float loss, gw[NO * NI], gb[NO];
+    assert_int_equal(api->read(exe, T_LOSS, &loss, sizeof loss), XPB_OK);
+    assert_int_equal(api->read(exe, T_W, gw, sizeof gw), XPB_OK);
+    assert_int_equal(api->read(exe, T_B, gb, sizeof gb), XPB_OK);
+    assert_close(&loss, &want_loss, 1, 1e-5, "loss");
+    assert_close(gw, w, NO * NI, 1e-5, "w");
+    assert_close(gb, b, NO, 1e-5, "b");
+    api->destroy(exe);
+}
+
+/* The program as an ABI 1.0 host lays it out: a shorter header (no phase_stride) and ops that
+ * end at `layer` (no op set, attribute bits or names). cpu_ref must run it unchanged. */
+static void test_program_of_an_abi_1_0_host(void **state)
+{
+    (void)state;
+    build_program();
+    enum { OLD_OP = offsetof(xpb_op, opset) };
+    _Alignas(xpb_op) unsigned char old_ops[N_OPS * OLD_OP];
+    for (int i = 0; i < N_OPS; i++)
+        memcpy(old_ops + i * OLD_OP, &fx.ops[i], OLD_OP);
+    xpb_program old = fx.prog;
+    old.struct_size = offsetof(xpb_program, phase_stride);
+    old.op_stride = OLD_OP;
+    old.ops = (const xpb_op *)(const void *)old_ops;
+    old.phase_stride = 12345; /* beyond struct_size: must not be read */
+    run_one_step_and_compare(&old, 1);
+
+    /* Refusals still name the op: by the only name a 1.0 host gives, its number. */
+    ((xpb_op *)(void *)(old_ops + 2 * OLD_OP))->kind = 77;
+    xpb_executable *exe = NULL;
+    assert_int_equal(fx.api->compile(&exe, fx.be, &old, &fx.opts), XPB_UNSUPPORTED);
+    assert_non_null(strstr(fx.api->last_error(fx.be), "op 2 UNKNOWN (layer 'loss')"));
+}
+
+/* Phases are walked by the host's phase_stride: a later minor may append to xpb_phase. */
+static void test_phases_by_stride(void **state)
+{
+    (void)state;
+    build_program();
+    struct {
+        xpb_phase phase;
+        const char *appended; /* what a later minor version might add */
+    } wide[2] = {{{"forward", 0, 2}, "x"}, {{"backward", 2, N_OPS - 2}, "y"}};
+    xpb_program p = fx.prog;
+    p.phases = &wide[0].phase;
+    p.n_phases = 2;
+    p.phase_stride = sizeof wide[0];
+    run_one_step_and_compare(&p, 2);
+}
+
 /* Compiles fx.prog expecting `want`; checks *out stays NULL and the message contains every
  * non-NULL needle. */
 static void expect_compile_error(xpb_status want, const char *needle1, const char *needle2)
@@ -436,21 +540,44 @@ static void test_compile_errors(void **state)
     fx.opts.precision = XPB_PRECISION_TF32;
     expect_compile_error(XPB_UNSUPPORTED, "fp32", NULL);
 
+    /* An op of a later op set, as a newer host describes it: refused by its name. */
     build_program();
     fx.ops[2].kind = 999;
-    expect_compile_error(XPB_UNSUPPORTED, "999", "loss");
-
+    fx.ops[2].kind_name = "FUTURE_OP";
+    fx.ops[2].opset = 2;
+    fx.prog.opset = 2;
+    expect_compile_error(XPB_UNSUPPORTED, "cpu_ref: op 2 FUTURE_OP (layer 'loss'): not implemented",
+                         "kind 999");
     build_program();
     fx.ops[3].kind = XPB_OP_KIND_END_;
-    expect_compile_error(XPB_UNSUPPORTED, "UNKNOWN", "fc");
+    fx.ops[3].kind_name = NULL;
+    expect_compile_error(XPB_UNSUPPORTED, "op 3 UNKNOWN (layer 'fc'): not implemented", NULL);
 
+    /* A known op with an attribute bit these headers do not know: refused, naming the bit. */
+    build_program();
+    fx.ops[0].attrs_set |= 1ull << 40;
+    expect_compile_error(XPB_UNSUPPORTED, "cpu_ref: op 0 LINEAR (layer 'fc'): not implemented",
+                         "attribute bit 40,");
+    fx.ops[0].attrs_set |= 1ull << 41;
+    expect_compile_error(XPB_UNSUPPORTED, "attribute bits 40, 41,", NULL);
+
+    /* The op set is the host's business (it refuses before compile): a program that says 2
+     * but holds only op-set-1 ops compiles here. */
     build_program();
     fx.prog.opset = XPB_OPSET_VERSION + 1;
-    expect_compile_error(XPB_UNSUPPORTED, "op set", NULL);
+    xpb_executable *exe = NULL;
+    assert_int_equal(fx.api->compile(&exe, fx.be, &fx.prog, &fx.opts), XPB_OK);
+    fx.api->destroy(exe);
 
     build_program();
     fx.ops[1].inputs[0] = N_TENSORS + 5;
     expect_compile_error(XPB_INVALID_ARGUMENT, "SOFTMAX_XENT", "tensor 17");
+
+    build_program();
+    fx.ops[1].outputs[0] = XPB_NO_TENSOR; /* the loss is not optional */
+    expect_compile_error(XPB_INVALID_ARGUMENT,
+                         "cpu_ref: op 1 SOFTMAX_XENT (layer 'loss'): output 0 (loss) is missing",
+                         NULL);
 
     build_program();
     fx.phase.n_ops = N_OPS + 1;
@@ -464,10 +591,11 @@ static void test_compile_errors(void **state)
     build_program();
     fx.tensors[T_W].dims[1] = NI + 1;
     fx.tensors[T_DW].dims[1] = NI + 1;
-    xpb_executable *exe = NULL;
-    assert_int_not_equal(fx.api->compile(&exe, fx.be, &fx.prog, &fx.opts), XPB_OK);
-    assert_null(exe);
-    assert_non_null(strstr(fx.api->last_error(fx.be), "LINEAR"));
+    expect_compile_error(
+        XPB_INVALID_ARGUMENT,
+        "cpu_ref: op 0 LINEAR (layer 'fc'): input w \"fc.weight\" [2, 4] expects 4 "
+        "input features (dim 1), input x \"x\" [4, 3] has 3",
+        NULL);
 
     /* No options at all: defaults (fp32). */
     build_program();
@@ -516,16 +644,9 @@ static void test_dropout_call_index(void **state)
     o.attrs.dropout_p = 0.5f;
     o.attrs.seed = seed;
     xpb_phase ph = {.name = "fwd", .first_op = 0, .n_ops = 1};
-    xpb_program p = {.struct_size = sizeof p,
-                     .opset = XPB_OPSET_VERSION,
-                     .n_tensors = 3,
-                     .n_ops = 1,
-                     .n_phases = 1,
-                     .tensor_stride = sizeof *t,
-                     .op_stride = sizeof o,
-                     .tensors = t,
-                     .ops = &o,
-                     .phases = &ph};
+    xpb_program p = {
+        .n_tensors = 3, .n_ops = 1, .n_phases = 1, .tensors = t, .ops = &o, .phases = &ph};
+    xpb_program_seal(&p, &o);
     xpb_compile_options opts = {.struct_size = sizeof opts, .precision = XPB_PRECISION_FP32};
     xpb_executable *exe = NULL;
     assert_int_equal(fx.api->compile(&exe, fx.be, &p, &opts), XPB_OK);
@@ -564,9 +685,14 @@ static void test_dropout_call_index(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query),          cmocka_unit_test(test_open_and_device_info),
-        cmocka_unit_test(test_train_steps),    cmocka_unit_test(test_transfer_and_run_errors),
-        cmocka_unit_test(test_compile_errors), cmocka_unit_test(test_dropout_call_index),
+        cmocka_unit_test(test_query),
+        cmocka_unit_test(test_open_and_device_info),
+        cmocka_unit_test(test_train_steps),
+        cmocka_unit_test(test_transfer_and_run_errors),
+        cmocka_unit_test(test_compile_errors),
+        cmocka_unit_test(test_dropout_call_index),
+        cmocka_unit_test(test_program_of_an_abi_1_0_host),
+        cmocka_unit_test(test_phases_by_stride),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -442,7 +442,7 @@ static void test_conv_check_messages(void **state)
     gc_in(&f, 4, (int64_t[]){4, 3, 3, 3});
     gc_out(&f, 4, (int64_t[]){1, 4, 3, 3});
     assert_int_equal(gc_check(&f), XPB_INVALID_ARGUMENT);
-    assert_non_null(strstr(f.err, "CONV2D (layer conv3)"));
+    assert_non_null(strstr(f.err, "CONV2D (layer 'conv3')"));
     assert_non_null(strstr(f.err, "output y"));
     assert_non_null(strstr(f.err, "must be [1, 4, 3, 4], found [1, 4, 3, 3]"));
     f.out_desc[0].dims[3] = 4;

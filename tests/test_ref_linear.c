@@ -127,7 +127,7 @@ static void test_linear_check_messages(void **state)
     gc_in(&f, 2, (int64_t[]){10, 255});
     gc_out(&f, 2, (int64_t[]){8, 10});
     assert_int_equal(gc_check(&f), XPB_INVALID_ARGUMENT);
-    assert_non_null(strstr(f.err, "LINEAR (layer fc1)"));
+    assert_non_null(strstr(f.err, "LINEAR (layer 'fc1')"));
     assert_non_null(strstr(f.err, "input w"));
     assert_non_null(strstr(f.err, "[10, 255]"));
     f.in_desc[1].dims[1] = 256;

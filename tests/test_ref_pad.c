@@ -109,7 +109,7 @@ static void test_reflection_pad_check_messages(void **state)
     gc_in(&f, 4, (int64_t[]){1, 3, 3, 7});
     gc_out(&f, 4, (int64_t[]){1, 3, 9, 13});
     assert_int_equal(gc_check(&f), XPB_INVALID_ARGUMENT); /* pad 3 on a 3-row plane */
-    assert_non_null(strstr(f.err, "REFLECTION_PAD (layer gen.pad0)"));
+    assert_non_null(strstr(f.err, "REFLECTION_PAD (layer 'gen.pad0')"));
     assert_non_null(strstr(f.err, "smaller"));
     f.in_desc[0].dims[2] = 4;
     f.out_desc[0].dims[2] = 10;

@@ -328,7 +328,7 @@ static void test_pool_check_messages(void **state)
     gc_out(&f, 4, (int64_t[]){1, 3, 3, 4});
     gc_out_i32(&f, 4, (int64_t[]){1, 3, 3, 4});
     assert_int_equal(gc_check(&f), XPB_INVALID_ARGUMENT);
-    assert_non_null(strstr(f.err, "MAXPOOL (layer pool1)"));
+    assert_non_null(strstr(f.err, "MAXPOOL (layer 'pool1')"));
     assert_non_null(strstr(f.err, "pad"));
     f.op.attrs.pad[0] = f.op.attrs.pad[1] = 1;
     assert_int_equal(gc_check(&f), XPB_OK);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <xpubench/model.h>
+#include <xpubench/shapes.h>
 
 #include "error.h"
 
@@ -91,12 +92,11 @@ int64_t xpb_graph_param_count(const xpb_graph *g);
 /* True when node kind is a loss (SOFTMAX_XENT, MSE_LOSS, L1_LOSS). */
 int xpb_op_is_loss(uint32_t kind);
 
-/* Infers the output shape of a forward op; on failure err names the layer and says what was
- * expected and found. */
+/* Infers the output shape of node `n` (a forward op, or a stop-gradient) with the SDK's rules
+ * (xpb_op_infer_shape, include/xpubench/shapes.h); on failure err names the op and its layer
+ * and says what was expected and found. xpb_shape_str ("[64, 3, 32, 32]") comes from there
+ * too. */
 xpb_status xpb_infer_shape(uint32_t *ndim, int64_t *dims, uint32_t *dtype, const xpb_graph *g,
                            const xpb_gnode *n, xpb_err *err);
-
-/* "[64, 3, 32, 32]" into buf; returns buf. */
-const char *xpb_shape_str(char *buf, size_t size, uint32_t ndim, const int64_t *dims);
 
 #endif

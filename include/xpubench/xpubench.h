@@ -7,5 +7,6 @@
 #include "program.h"
 #include "backend.h"
 #include "model.h"
+#include "shapes.h"
 
 #endif

@@ -16,7 +16,8 @@
  * side and its y on the input side.
  *
  * im2col works on bands of output rows so that the column buffer stays below COL_BUDGET
- * floats whatever the image size. ref_check_op has validated every shape and attribute. */
+ * floats whatever the image size. Compile's validation (the SDK's shape rules) has checked
+ * every shape and attribute. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

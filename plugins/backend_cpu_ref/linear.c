@@ -1,5 +1,6 @@
 /* Fully connected kernels (PyTorch's Linear): y = x w^T + b with x[N,I], w[O,I], b[O], and
- * the two backward ops, each one ref_gemm call. ref_check_op has validated the shapes. */
+ * the two backward ops, each one ref_gemm call. Compile's validation (the SDK's shape rules)
+ * has checked the shapes. */
 #include "ref.h"
 
 /* LINEAR(x[N,I], w[O,I], b[O] opt) -> y[N,O] */

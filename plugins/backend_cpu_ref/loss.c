@@ -18,10 +18,11 @@ static xpb_status check_labels(const ref_op_args *a, const int32_t *labels, int6
 {
     for (int64_t i = 0; i < n; i++)
         if (labels[i] < 0 || labels[i] >= k) {
-            snprintf(a->err, a->err_size,
-                     "%s (layer %s): sample %lld has label %d, outside the %lld classes [0, %lld)",
-                     xpb_op_name(a->op->kind), layer_of(a), (long long)i, (int)labels[i],
-                     (long long)k, (long long)k);
+            snprintf(
+                a->err, a->err_size,
+                "%s (layer '%s'): sample %lld has label %d, outside the %lld classes [0, %lld)",
+                xpb_op_name(a->op->kind), layer_of(a), (long long)i, (int)labels[i], (long long)k,
+                (long long)k);
             return XPB_INVALID_ARGUMENT;
         }
     return XPB_OK;

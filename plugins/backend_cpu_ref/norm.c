@@ -49,7 +49,7 @@ xpb_status ref_batchnorm_train(const ref_op_args *a)
     int64_t count = n * s;
     if (count < 2) {
         snprintf(a->err, a->err_size,
-                 "BATCHNORM_TRAIN (layer %s): needs more than 1 value per channel (N*H*W is "
+                 "BATCHNORM_TRAIN (layer '%s'): needs more than 1 value per channel (N*H*W is "
                  "%lld), as PyTorch does",
                  a->op->layer ? a->op->layer : "?", (long long)count);
         return XPB_INVALID_ARGUMENT;

@@ -1,6 +1,6 @@
 /* Reflection padding (PyTorch's ReflectionPad2d) and its backward op. The edge is not
- * repeated: row -i maps to row i and row H-1+i to row H-1-i. ref_check_op has validated
- * that the padding is smaller than the input (pad < H, pad < W). */
+ * repeated: row -i maps to row i and row H-1+i to row H-1-i. Compile's validation (the SDK's
+ * shape rules) has checked that the padding is smaller than the input (pad < H, pad < W). */
 #include <string.h>
 
 #include "ref.h"

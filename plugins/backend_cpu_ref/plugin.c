@@ -1,7 +1,9 @@
-/* The reference backend's ABI glue: descriptor, device context, compile (validation and one
- * zeroed host buffer per tensor), write/read, run (every op of a phase through its kernel, in
- * order), optional profiling and memory statistics. Simple on purpose: this is the file a
- * backend author copies first. */
+/* The reference backend's ABI glue: the descriptor (XPB_DEFINE_PLUGIN), the device (one: the
+ * host CPU, listed without opening it), compile (the SDK's program validation, then one zeroed
+ * host buffer per tensor), write/read, run (every op of a phase through its kernel, in order),
+ * optional profiling and memory statistics. Simple on purpose: this is the file a backend
+ * author copies first. It runs single-threaded and fuses nothing, so it claims no capability
+ * bit; profile_read and memory_stats say by being present what it can report. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,12 +52,6 @@ static xpb_status set_err(char *buf, xpb_status st, const char *fmt, ...)
 static void copy_str(char *dst, size_t size, const char *src)
 {
     snprintf(dst, size, "%s", src);
-}
-
-/* `layer`, or "(none)" when it is NULL or empty; static or owned by the program. */
-static const char *layer_name(const char *layer)
-{
-    return layer && layer[0] ? layer : "(none)";
 }
 
 /* ---- device ---- */
@@ -119,13 +115,11 @@ static void cpu_model_name(char *dst, size_t size)
     fclose(f);
 }
 
-static xpb_status ref_device_info(xpb_backend *be, xpb_device_info *out)
+/* What the one device is, for describe_device and device_info alike (nothing needs an opened
+ * device): writes only the members out->struct_size covers (an older host's struct is
+ * shorter). */
+static void describe_cpu(xpb_device_info *out)
 {
-    if (!be)
-        return XPB_INVALID_ARGUMENT;
-    if (!out || out->struct_size < sizeof(size_t))
-        return set_err(be->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: device_info: out is NULL or its struct_size is 0");
     if (XPB_HAS_MEMBER(out, xpb_device_info, name))
         cpu_model_name(out->name, sizeof out->name);
     if (XPB_HAS_MEMBER(out, xpb_device_info, driver))
@@ -137,128 +131,51 @@ static xpb_status ref_device_info(xpb_backend *be, xpb_device_info *out)
     if (XPB_HAS_MEMBER(out, xpb_device_info, threads))
         out->threads = 1;
     if (XPB_HAS_MEMBER(out, xpb_device_info, memory_bytes))
-        out->memory_bytes = 0;
+        out->memory_bytes = 0; /* host memory */
     if (XPB_HAS_MEMBER(out, xpb_device_info, peak_flops))
         for (int p = 0; p < XPB_PRECISION_COUNT; p++)
-            out->peak_flops[p] = 0.0;
+            out->peak_flops[p] = 0.0; /* unknown: a reference is not timed for its peak */
+    /* ABI 1.1 */
+    if (XPB_HAS_MEMBER(out, xpb_device_info, kind))
+        out->kind = XPB_DEVICE_CPU;
+    if (XPB_HAS_MEMBER(out, xpb_device_info, emulated_precisions))
+        out->emulated_precisions = 0; /* fp32 is native everywhere */
+}
+
+static xpb_status ref_device_count(uint32_t *count)
+{
+    if (!count)
+        return set_err(open_err, XPB_INVALID_ARGUMENT, "cpu_ref: device_count: count is NULL");
+    *count = 1;
+    return XPB_OK;
+}
+
+static xpb_status ref_describe_device(uint32_t index, xpb_device_info *out)
+{
+    if (!out || out->struct_size < sizeof(size_t))
+        return set_err(open_err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: describe_device: out is NULL or its struct_size is 0");
+    if (index != 0)
+        return set_err(open_err, XPB_NO_DEVICE,
+                       "cpu_ref: no device %u: the reference backend has one device, 0 (the "
+                       "host CPU)",
+                       index);
+    describe_cpu(out);
+    return XPB_OK;
+}
+
+static xpb_status ref_device_info(xpb_backend *be, xpb_device_info *out)
+{
+    if (!be)
+        return XPB_INVALID_ARGUMENT;
+    if (!out || out->struct_size < sizeof(size_t))
+        return set_err(be->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: device_info: out is NULL or its struct_size is 0");
+    describe_cpu(out);
     return XPB_OK;
 }
 
 /* ---- compile ---- */
-
-/* Checks the program's header, tensors and phases (everything but the ops). */
-static xpb_status check_program(char *err, const xpb_program *p)
-{
-    if (!XPB_HAS_MEMBER(p, xpb_program, phases))
-        return set_err(err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: program struct_size %zu is smaller than ABI 1.0's %zu",
-                       p->struct_size, sizeof(xpb_program));
-    if (p->opset > XPB_OPSET_VERSION)
-        return set_err(err, XPB_UNSUPPORTED,
-                       "cpu_ref: program uses op set %u; cpu_ref implements op set %d", p->opset,
-                       XPB_OPSET_VERSION);
-    if (p->tensor_stride < sizeof(xpb_tensor_desc) || p->op_stride < sizeof(xpb_op))
-        return set_err(err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: program tensor_stride %zu / op_stride %zu smaller than ABI "
-                       "1.0's %zu / %zu",
-                       p->tensor_stride, p->op_stride, sizeof(xpb_tensor_desc), sizeof(xpb_op));
-    if ((p->n_tensors && !p->tensors) || (p->n_ops && !p->ops) || (p->n_phases && !p->phases))
-        return set_err(err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: program has a NULL tensor, op or phase array");
-    for (uint32_t i = 0; i < p->n_tensors; i++) {
-        const xpb_tensor_desc *t = xpb_program_tensor(p, i);
-        const char *name = t->name ? t->name : "(unnamed)";
-        if (t->dtype != XPB_DTYPE_F32 && t->dtype != XPB_DTYPE_I32)
-            return set_err(err, XPB_UNSUPPORTED, "cpu_ref: tensor %u '%s': unknown dtype %u", i,
-                           name, t->dtype);
-        if (t->ndim < 1 || t->ndim > XPB_MAX_DIMS)
-            return set_err(err, XPB_INVALID_ARGUMENT,
-                           "cpu_ref: tensor %u '%s': ndim %u outside 1..%d", i, name, t->ndim,
-                           XPB_MAX_DIMS);
-        int64_t numel = 1;
-        for (uint32_t d = 0; d < t->ndim; d++) {
-            if (t->dims[d] < 1 || t->dims[d] > ((int64_t)1 << 40) / numel)
-                return set_err(err, XPB_INVALID_ARGUMENT,
-                               "cpu_ref: tensor %u '%s': dim %u is %lld (must be >= 1, and the "
-                               "tensor below 2^40 elements)",
-                               i, name, d, (long long)t->dims[d]);
-            numel *= t->dims[d];
-        }
-    }
-    for (uint32_t i = 0; i < p->n_phases; i++) {
-        const xpb_phase *ph = &p->phases[i];
-        if (ph->first_op > p->n_ops || ph->n_ops > p->n_ops - ph->first_op)
-            return set_err(err, XPB_INVALID_ARGUMENT,
-                           "cpu_ref: phase %u '%s' (first op %u, %u ops) goes beyond the "
-                           "program's %u ops",
-                           i, ph->name ? ph->name : "", ph->first_op, ph->n_ops, p->n_ops);
-    }
-    return XPB_OK;
-}
-
-/* Fills the descriptor arrays of op `i` after checking its tensor ids. A slot past n_inputs /
- * n_outputs, or holding XPB_NO_TENSOR (an absent optional output), gets NULL. */
-static xpb_status op_descs(char *err, const xpb_program *p, uint32_t i, const xpb_tensor_desc **in,
-                           const xpb_tensor_desc **out)
-{
-    const xpb_op *op = xpb_program_op(p, i);
-    const char *name = xpb_op_name(op->kind);
-    if (op->n_inputs > XPB_MAX_OP_INPUTS || op->n_outputs > XPB_MAX_OP_OUTPUTS)
-        return set_err(err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: op %u %s (layer %s): %u inputs / %u outputs, at most %d / %d", i,
-                       name, layer_name(op->layer), op->n_inputs, op->n_outputs, XPB_MAX_OP_INPUTS,
-                       XPB_MAX_OP_OUTPUTS);
-    for (uint32_t k = 0; k < XPB_MAX_OP_INPUTS; k++) {
-        in[k] = NULL;
-        if (k >= op->n_inputs)
-            continue;
-        if (op->inputs[k] == XPB_NO_TENSOR)
-            continue; /* absent: ref_check_op says whether that is allowed */
-        if (op->inputs[k] >= p->n_tensors)
-            return set_err(err, XPB_INVALID_ARGUMENT,
-                           "cpu_ref: op %u %s (layer %s): input %u is tensor %u, the program has "
-                           "%u tensors",
-                           i, name, layer_name(op->layer), k, op->inputs[k], p->n_tensors);
-        in[k] = xpb_program_tensor(p, op->inputs[k]);
-    }
-    for (uint32_t k = 0; k < XPB_MAX_OP_OUTPUTS; k++) {
-        out[k] = NULL;
-        if (k >= op->n_outputs)
-            continue;
-        if (op->outputs[k] == XPB_NO_TENSOR)
-            continue; /* an optional output the program does not want */
-        if (op->outputs[k] >= p->n_tensors)
-            return set_err(err, XPB_INVALID_ARGUMENT,
-                           "cpu_ref: op %u %s (layer %s): output %u is tensor %u, the program "
-                           "has %u tensors",
-                           i, name, layer_name(op->layer), k, op->outputs[k], p->n_tensors);
-        out[k] = xpb_program_tensor(p, op->outputs[k]);
-    }
-    return XPB_OK;
-}
-
-/* Every op must have a kernel and pass ref_check_op. */
-static xpb_status check_ops(char *err, const xpb_program *p)
-{
-    for (uint32_t i = 0; i < p->n_ops; i++) {
-        const xpb_op *op = xpb_program_op(p, i);
-        if (!ref_kernel_for(op->kind))
-            return set_err(err, XPB_UNSUPPORTED,
-                           "cpu_ref: op %u (layer %s): op kind %u (%s) is not supported by the "
-                           "reference backend (op set %d)",
-                           i, layer_name(op->layer), op->kind, xpb_op_name(op->kind),
-                           XPB_OPSET_VERSION);
-        const xpb_tensor_desc *in[XPB_MAX_OP_INPUTS], *out[XPB_MAX_OP_OUTPUTS];
-        xpb_status st = op_descs(err, p, i, in, out);
-        if (st != XPB_OK)
-            return st;
-        char msg[REF_ERR_SIZE] = "";
-        st = ref_check_op(op, in, out, msg, sizeof msg);
-        if (st != XPB_OK)
-            return set_err(err, st, "cpu_ref: op %u: %s", i, msg); /* msg names op, layer */
-    }
-    return XPB_OK;
-}
 
 static void ref_destroy(xpb_executable *exe)
 {
@@ -285,12 +202,21 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
     if (precision != XPB_PRECISION_FP32)
         return set_err(be->err, XPB_UNSUPPORTED,
                        "cpu_ref supports only fp32 (precision policy %u requested)", precision);
-    xpb_status st = check_program(be->err, prog);
+    /* Every rule of docs/ops.md, from the SDK (include/xpubench/shapes.h): the kernels trust
+     * every shape they see. An op or attribute bit of a later op set is refused by name. */
+    char msg[REF_ERR_SIZE];
+    xpb_status st = xpb_program_validate(prog, msg, sizeof msg);
     if (st != XPB_OK)
-        return st;
-    st = check_ops(be->err, prog);
-    if (st != XPB_OK)
-        return st;
+        return set_err(be->err, st, "cpu_ref: %s", msg);
+    /* The SDK may know ops this file has no kernel for yet (headers of a later op set). */
+    for (uint32_t i = 0; i < prog->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(prog, i);
+        if (!ref_kernel_for(op->kind))
+            return set_err(be->err, XPB_UNSUPPORTED,
+                           "cpu_ref: op %u %s (layer '%s'): not implemented by the reference "
+                           "backend",
+                           i, xpb_op_kind_name(prog, op), op->layer ? op->layer : "");
+    }
 
     xpb_executable *exe = calloc(1, sizeof *exe);
     if (!exe)
@@ -413,8 +339,8 @@ static xpb_status run_op(xpb_executable *exe, uint32_t i)
     if (st != XPB_OK && msg[0]) /* kernel messages name the op and its layer */
         return set_err(exe->err, st, "cpu_ref: op %u: %s", i, msg);
     if (st != XPB_OK)
-        return set_err(exe->err, st, "cpu_ref: op %u %s (layer %s): %s", i, xpb_op_name(op->kind),
-                       layer_name(op->layer), xpb_strerror(st));
+        return set_err(exe->err, st, "cpu_ref: op %u %s (layer '%s'): %s", i, xpb_op_name(op->kind),
+                       op->layer ? op->layer : "", xpb_strerror(st));
     return XPB_OK;
 }
 
@@ -427,7 +353,7 @@ static xpb_status ref_run(xpb_executable *exe, uint32_t phase)
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
                        "cpu_ref: run: phase %u does not exist (the program has %u phases)", phase,
                        p->n_phases);
-    const xpb_phase *ph = &p->phases[phase];
+    const xpb_phase *ph = xpb_program_phase(p, phase); /* by stride: phases may grow */
     for (uint32_t i = ph->first_op; i < ph->first_op + ph->n_ops; i++) {
         xpb_status st = run_op(exe, i);
         if (st != XPB_OK)
@@ -498,29 +424,12 @@ static const xpb_backend_api ref_api = {
     .synchronize = ref_synchronize,
     .profile_read = ref_profile_read,
     .memory_stats = ref_memory_stats,
-    .energy_read = NULL,
+    .energy_read = NULL, /* no energy meter */
+    .device_count = ref_device_count,
+    .describe_device = ref_describe_device,
+    /* write_async, host_alloc, host_free: NULL. Streamed batches go through write(), which is a
+     * memcpy into host memory anyway. */
 };
 
-static const xpb_plugin_descriptor ref_descriptor = {
-    .struct_size = sizeof(xpb_plugin_descriptor),
-    .abi_major = XPB_ABI_MAJOR,
-    .abi_minor = XPB_ABI_MINOR,
-    .kind = XPB_PLUGIN_BACKEND,
-    .name = "cpu_ref",
-    .version = "1.0.0",
-    .description = "plain C reference backend: the numerical oracle (fp32, one thread)",
-    .caps = XPB_CAP_PROFILING | XPB_CAP_MEMORY_STATS,
-    .api = &ref_api,
-};
-
-XPB_PLUGIN_QUERY
-{
-    (void)host_minor; /* minor versions only append: any minor of our major works */
-    (void)host;
-    if (!out)
-        return XPB_INVALID_ARGUMENT;
-    *out = &ref_descriptor; /* set even when incompatible, so that the host can name us */
-    if (host_major != XPB_ABI_MAJOR)
-        return XPB_INCOMPATIBLE;
-    return XPB_OK;
-}
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cpu_ref", "1.1.0",
+                  "plain C reference backend: the numerical oracle (fp32, one thread)", 0, &ref_api)

@@ -1,8 +1,8 @@
 /* Pooling kernels (PyTorch's MaxPool2d, AvgPool2d, AdaptiveAvgPool2d(1)) and their backward
  * ops, floor mode. Windows start at oh*stride - pad; padding is -inf for max pooling and zero
  * for average pooling. Sums are accumulated in double, as PyTorch's CPU kernels do.
- * ref_check_op has validated every shape and attribute (pad <= kernel / 2, so every window
- * holds at least one input element). */
+ * Compile's validation (the SDK's shape rules) has checked every shape and attribute
+ * (pad <= kernel / 2, so every window holds at least one input element). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,7 +93,7 @@ xpb_status ref_maxpool_bwd(const ref_op_args *a)
             int32_t at = index[p * out_plane + o];
             if (at < 0 || at >= plane) {
                 snprintf(a->err, a->err_size,
-                         "MAXPOOL_BWD (layer %s): ws_index %ld at element %lld is outside the "
+                         "MAXPOOL_BWD (layer '%s'): ws_index %ld at element %lld is outside the "
                          "%lldx%lld input plane",
                          a->op->layer ? a->op->layer : "?", (long)at,
                          (long long)(p * out_plane + o), (long long)g.h, (long long)g.w);

@@ -1,6 +1,8 @@
 /* Reference backend internals: one kernel per op of op set v1, plain C, no dependencies.
  * Kernels are grouped one concept per file (conv.c, linear.c, pool.c, ...); kernels.c maps
- * op kinds to kernels; plugin.c is the ABI glue (tensors, executables, run). */
+ * op kinds to kernels; plugin.c is the ABI glue (tensors, executables, run). Shapes and
+ * attributes are checked before a kernel runs by the SDK's rules (xpb_op_check,
+ * include/xpubench/shapes.h). */
 #ifndef XPB_REF_H
 #define XPB_REF_H
 
@@ -8,6 +10,7 @@
 #include <stdint.h>
 
 #include <xpubench/program.h>
+#include <xpubench/shapes.h>
 #include <xpubench/status.h>
 
 /* Everything a kernel sees of one op. Data pointers are dense canonical-layout buffers
@@ -26,13 +29,16 @@ typedef struct ref_op_args {
 
 typedef xpb_status (*ref_kernel_fn)(const ref_op_args *a);
 
-/* The kernel of an op kind, or NULL when the reference does not implement it. */
+/* The kernel of an op kind (static), or NULL when the reference does not implement it. */
 ref_kernel_fn ref_kernel_for(uint32_t kind);
 
-/* Checks the op's tensor count and shapes before compile accepts it; XPB_OK or
- * XPB_INVALID_ARGUMENT / XPB_UNSUPPORTED with a message in err. */
-xpb_status ref_check_op(const xpb_op *op, const xpb_tensor_desc *const *in,
-                        const xpb_tensor_desc *const *out, char *err, size_t err_size);
+/* The old name of the SDK's xpb_op_check, kept only while plugins/backend_cuda/plan_check.c
+ * still calls it; it has no rules of its own. Call xpb_op_check. */
+static inline xpb_status ref_check_op(const xpb_op *op, const xpb_tensor_desc *const *in,
+                                      const xpb_tensor_desc *const *out, char *err, size_t err_size)
+{
+    return xpb_op_check(op, in, out, err, err_size);
+}
 
 /* C[M,N] = alpha * op(A) op(B) + beta * C, row-major, op = transpose when trans_* is set.
  * lda/ldb/ldc are row strides of the matrices as stored. Cache-blocked, single-threaded. */

@@ -12,13 +12,6 @@ static const xpb_model_param conv6_params[] = {
     {"variant", XPB_MPARAM_STRING, "cifar", "cifar", "input size and classes: cifar = 3x32x32, 10"},
 };
 
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        xpb_status st_ = (expr);                                                                   \
-        if (st_ != XPB_OK)                                                                         \
-            return st_;                                                                            \
-    } while (0)
-
 static xpb_status conv6_build(xpb_builder *b, const xpb_builder_api *api)
 {
     const int64_t n = api->batch_size(b), classes = 10;
@@ -30,28 +23,28 @@ static xpb_status conv6_build(xpb_builder *b, const xpb_builder_api *api)
     xpb_op_attrs conv = {.pad = {1, 1}}, pool = {.kernel = {2, 2}};
     char layer[32];
 
-    TRY(api->input(&x, b, &images));
-    TRY(api->input(&labels, b, &targets));
+    XPB_TRY(api->input(&x, b, &images));
+    XPB_TRY(api->input(&labels, b, &targets));
     int64_t in_c = 3;
     for (int i = 0; i < 6; i++) {
         snprintf(layer, sizeof layer, "conv%d", i + 1);
-        TRY(xpb_layer_conv(&x, b, api, layer, x, in_c, widths[i], 3, 0, &conv, &opts));
+        XPB_TRY(xpb_layer_conv(&x, b, api, layer, x, in_c, widths[i], 3, 0, &conv, &opts));
         snprintf(layer, sizeof layer, "relu%d", i + 1);
-        TRY(xpb_layer_unary(&x, b, api, layer, XPB_OP_RELU, x, NULL));
+        XPB_TRY(xpb_layer_unary(&x, b, api, layer, XPB_OP_RELU, x, NULL));
         in_c = widths[i];
         if (i % 2 == 1) {
             snprintf(layer, sizeof layer, "pool%d", i / 2 + 1);
-            TRY(xpb_layer_unary(&x, b, api, layer, XPB_OP_MAXPOOL, x, &pool));
+            XPB_TRY(xpb_layer_unary(&x, b, api, layer, XPB_OP_MAXPOOL, x, &pool));
         }
     }
     const int64_t flat[2] = {n, 256 * 4 * 4};
-    TRY(api->reshape(&x, b, "flatten", x, 2, flat));
-    TRY(xpb_layer_linear(&x, b, api, "fc1", x, 256 * 4 * 4, 256, &opts));
-    TRY(xpb_layer_unary(&x, b, api, "relu_fc1", XPB_OP_RELU, x, NULL));
-    TRY(xpb_layer_linear(&x, b, api, "fc2", x, 256, 256, &opts));
-    TRY(xpb_layer_unary(&x, b, api, "relu_fc2", XPB_OP_RELU, x, NULL));
-    TRY(xpb_layer_linear(&logits, b, api, "fc3", x, 256, classes, &opts));
-    TRY(xpb_layer_xent_head(b, api, logits, labels));
+    XPB_TRY(api->reshape(&x, b, "flatten", x, 2, flat));
+    XPB_TRY(xpb_layer_linear(&x, b, api, "fc1", x, 256 * 4 * 4, 256, &opts));
+    XPB_TRY(xpb_layer_unary(&x, b, api, "relu_fc1", XPB_OP_RELU, x, NULL));
+    XPB_TRY(xpb_layer_linear(&x, b, api, "fc2", x, 256, 256, &opts));
+    XPB_TRY(xpb_layer_unary(&x, b, api, "relu_fc2", XPB_OP_RELU, x, NULL));
+    XPB_TRY(xpb_layer_linear(&logits, b, api, "fc3", x, 256, classes, &opts));
+    XPB_TRY(xpb_layer_xent_head(b, api, logits, labels));
     return XPB_OK;
 }
 
@@ -62,22 +55,5 @@ static const xpb_model_api conv6_api = {
     .build = conv6_build,
 };
 
-static const xpb_plugin_descriptor conv6_descriptor = {
-    .struct_size = sizeof(xpb_plugin_descriptor),
-    .abi_major = XPB_ABI_MAJOR,
-    .abi_minor = XPB_ABI_MINOR,
-    .kind = XPB_PLUGIN_MODEL,
-    .name = "conv6",
-    .version = "1.0.0",
-    .description = "Conv-6 (Frankle & Carbin 2019): 6 conv + 3 fc, CIFAR-size inputs",
-    .caps = 0,
-    .api = &conv6_api,
-};
-
-XPB_PLUGIN_QUERY
-{
-    (void)host_minor;
-    (void)host;
-    *out = &conv6_descriptor;
-    return host_major == XPB_ABI_MAJOR ? XPB_OK : XPB_INCOMPATIBLE;
-}
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_MODEL, "conv6", "1.0.0",
+                  "Conv-6 (Frankle & Carbin 2019): 6 conv + 3 fc, CIFAR-size inputs", 0, &conv6_api)

@@ -50,16 +50,6 @@ static const xpb_model_param cyclegan_params[] = {
      "model"},
 };
 
-/* Host services from xpb_plugin_query, for the messages of a refused configuration. */
-static const xpb_host_services *cyclegan_host;
-
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        xpb_status st_ = (expr);                                                                   \
-        if (st_ != XPB_OK)                                                                         \
-            return st_;                                                                            \
-    } while (0)
-
 #define MAX_BLOCKS 9
 #define G_CONVS (6 + 2 * MAX_BLOCKS) /* stem, 2 down, 2 per block, 2 up, head */
 #define D_CONVS 5
@@ -89,13 +79,6 @@ typedef struct cyclegan {
     uint32_t group_g, group_d;
 } cyclegan;
 
-static xpb_status refuse(const char *message)
-{
-    if (cyclegan_host && cyclegan_host->log)
-        cyclegan_host->log(cyclegan_host->ctx, XPB_LOG_ERROR, "cyclegan", message);
-    return XPB_INVALID_ARGUMENT;
-}
-
 /* Declares "<net>.<path>.weight" (N(0, 0.02)) and "<net>.<path>.bias" (0). A transposed conv's
  * weight is [in, out, k, k] as PyTorch's ConvTranspose2d. */
 static xpb_status declare_conv(conv_params *c, const cyclegan *m, uint32_t group, const char *net,
@@ -111,9 +94,9 @@ static xpb_status declare_conv(conv_params *c, const cyclegan *m, uint32_t group
                         1};
     xpb_param_desc bias = {name, 1, {out_c, 1, 1, 1}, {XPB_INIT_ZEROS, 0, 0}, group, 1};
     snprintf(name, sizeof name, "%s.%s.weight", net, path);
-    TRY(m->api->parameter(&c->w, m->b, &w));
+    XPB_TRY(m->api->parameter(&c->w, m->b, &w));
     snprintf(name, sizeof name, "%s.%s.bias", net, path);
-    TRY(m->api->parameter(&c->b, m->b, &bias));
+    XPB_TRY(m->api->parameter(&c->b, m->b, &bias));
     memset(&c->attrs, 0, sizeof c->attrs);
     c->attrs.stride[0] = c->attrs.stride[1] = stride;
     c->attrs.pad[0] = c->attrs.pad[1] = pad;
@@ -130,20 +113,20 @@ static xpb_status declare_generator(generator *g, const cyclegan *m, const char 
     conv_params *c = g->conv;
     g->name = name;
     g->blocks = blocks;
-    TRY(declare_conv(c++, m, m->group_g, name, "model.1", 3, ngf, 7, 1, 0, 0));
-    TRY(declare_conv(c++, m, m->group_g, name, "model.4", ngf, 2 * ngf, 3, 2, 1, 0));
-    TRY(declare_conv(c++, m, m->group_g, name, "model.7", 2 * ngf, 4 * ngf, 3, 2, 1, 0));
+    XPB_TRY(declare_conv(c++, m, m->group_g, name, "model.1", 3, ngf, 7, 1, 0, 0));
+    XPB_TRY(declare_conv(c++, m, m->group_g, name, "model.4", ngf, 2 * ngf, 3, 2, 1, 0));
+    XPB_TRY(declare_conv(c++, m, m->group_g, name, "model.7", 2 * ngf, 4 * ngf, 3, 2, 1, 0));
     for (int i = 0; i < blocks; i++)
         for (int j = 1; j <= 5; j += 4) {
             snprintf(path, sizeof path, "model.%d.conv_block.%d", 10 + i, j);
-            TRY(declare_conv(c++, m, m->group_g, name, path, 4 * ngf, 4 * ngf, 3, 1, 0, 0));
+            XPB_TRY(declare_conv(c++, m, m->group_g, name, path, 4 * ngf, 4 * ngf, 3, 1, 0, 0));
         }
     snprintf(path, sizeof path, "model.%d", 10 + blocks);
-    TRY(declare_conv(c++, m, m->group_g, name, path, 4 * ngf, 2 * ngf, 3, 2, 1, 1));
+    XPB_TRY(declare_conv(c++, m, m->group_g, name, path, 4 * ngf, 2 * ngf, 3, 2, 1, 1));
     snprintf(path, sizeof path, "model.%d", 13 + blocks);
-    TRY(declare_conv(c++, m, m->group_g, name, path, 2 * ngf, ngf, 3, 2, 1, 1));
+    XPB_TRY(declare_conv(c++, m, m->group_g, name, path, 2 * ngf, ngf, 3, 2, 1, 1));
     snprintf(path, sizeof path, "model.%d", 17 + blocks);
-    TRY(declare_conv(c++, m, m->group_g, name, path, ngf, 3, 7, 1, 0, 0));
+    XPB_TRY(declare_conv(c++, m, m->group_g, name, path, ngf, 3, 7, 1, 0, 0));
     return XPB_OK;
 }
 
@@ -151,11 +134,13 @@ static xpb_status declare_discriminator(discriminator *d, const cyclegan *m, con
                                         int64_t ndf)
 {
     d->name = name;
-    TRY(declare_conv(&d->conv[0], m, m->group_d, name, "model.0", 3, ndf, 4, 2, 1, 0));
-    TRY(declare_conv(&d->conv[1], m, m->group_d, name, "model.2", ndf, 2 * ndf, 4, 2, 1, 0));
-    TRY(declare_conv(&d->conv[2], m, m->group_d, name, "model.5", 2 * ndf, 4 * ndf, 4, 2, 1, 0));
-    TRY(declare_conv(&d->conv[3], m, m->group_d, name, "model.8", 4 * ndf, 8 * ndf, 4, 1, 1, 0));
-    TRY(declare_conv(&d->conv[4], m, m->group_d, name, "model.11", 8 * ndf, 1, 4, 1, 1, 0));
+    XPB_TRY(declare_conv(&d->conv[0], m, m->group_d, name, "model.0", 3, ndf, 4, 2, 1, 0));
+    XPB_TRY(declare_conv(&d->conv[1], m, m->group_d, name, "model.2", ndf, 2 * ndf, 4, 2, 1, 0));
+    XPB_TRY(
+        declare_conv(&d->conv[2], m, m->group_d, name, "model.5", 2 * ndf, 4 * ndf, 4, 2, 1, 0));
+    XPB_TRY(
+        declare_conv(&d->conv[3], m, m->group_d, name, "model.8", 4 * ndf, 8 * ndf, 4, 1, 1, 0));
+    XPB_TRY(declare_conv(&d->conv[4], m, m->group_d, name, "model.11", 8 * ndf, 1, 4, 1, 1, 0));
     return XPB_OK;
 }
 
@@ -190,9 +175,9 @@ static xpb_status conv_in_relu(xpb_value *x, const cyclegan *m, const char *app,
 {
     char path[32];
     snprintf(path, sizeof path, "model.%d", i);
-    TRY(apply_conv(x, m, app, net, path, c));
+    XPB_TRY(apply_conv(x, m, app, net, path, c));
     snprintf(path, sizeof path, "model.%d", i + 1);
-    TRY(apply_unary(x, m, app, net, path, XPB_OP_INSTANCENORM, 0));
+    XPB_TRY(apply_unary(x, m, app, net, path, XPB_OP_INSTANCENORM, 0));
     snprintf(path, sizeof path, "model.%d", i + 2);
     return apply_unary(x, m, app, net, path, XPB_OP_RELU, 0);
 }
@@ -204,10 +189,10 @@ static xpb_status apply_generator(xpb_value *out, const cyclegan *m, const gener
     const char *net = g->name;
     const conv_params *c = g->conv;
     char path[48];
-    TRY(apply_unary(&x, m, app, net, "model.0", XPB_OP_REFLECTION_PAD, 3));
-    TRY(conv_in_relu(&x, m, app, net, 1, c++));
-    TRY(conv_in_relu(&x, m, app, net, 4, c++));
-    TRY(conv_in_relu(&x, m, app, net, 7, c++));
+    XPB_TRY(apply_unary(&x, m, app, net, "model.0", XPB_OP_REFLECTION_PAD, 3));
+    XPB_TRY(conv_in_relu(&x, m, app, net, 1, c++));
+    XPB_TRY(conv_in_relu(&x, m, app, net, 4, c++));
+    XPB_TRY(conv_in_relu(&x, m, app, net, 7, c++));
     for (int i = 0; i < g->blocks; i++) {
         xpb_value y = x;
         static const uint32_t ops[7] = {XPB_OP_REFLECTION_PAD, 0, XPB_OP_INSTANCENORM, XPB_OP_RELU,
@@ -215,23 +200,23 @@ static xpb_status apply_generator(xpb_value *out, const cyclegan *m, const gener
         for (int j = 0; j < 7; j++) {
             snprintf(path, sizeof path, "model.%d.conv_block.%d", 10 + i, j);
             if (ops[j] == 0)
-                TRY(apply_conv(&y, m, app, net, path, c++));
+                XPB_TRY(apply_conv(&y, m, app, net, path, c++));
             else
-                TRY(apply_unary(&y, m, app, net, path, ops[j], 1));
+                XPB_TRY(apply_unary(&y, m, app, net, path, ops[j], 1));
         }
         char layer[192];
         snprintf(layer, sizeof layer, "%s/%s.model.%d.add", app, net, 10 + i);
         xpb_value sum[2] = {x, y};
-        TRY(m->api->op(&x, m->b, layer, XPB_OP_ADD, sum, 2, NULL));
+        XPB_TRY(m->api->op(&x, m->b, layer, XPB_OP_ADD, sum, 2, NULL));
     }
-    TRY(conv_in_relu(&x, m, app, net, 10 + g->blocks, c++));
-    TRY(conv_in_relu(&x, m, app, net, 13 + g->blocks, c++));
+    XPB_TRY(conv_in_relu(&x, m, app, net, 10 + g->blocks, c++));
+    XPB_TRY(conv_in_relu(&x, m, app, net, 13 + g->blocks, c++));
     snprintf(path, sizeof path, "model.%d", 16 + g->blocks);
-    TRY(apply_unary(&x, m, app, net, path, XPB_OP_REFLECTION_PAD, 3));
+    XPB_TRY(apply_unary(&x, m, app, net, path, XPB_OP_REFLECTION_PAD, 3));
     snprintf(path, sizeof path, "model.%d", 17 + g->blocks);
-    TRY(apply_conv(&x, m, app, net, path, c));
+    XPB_TRY(apply_conv(&x, m, app, net, path, c));
     snprintf(path, sizeof path, "model.%d", 18 + g->blocks);
-    TRY(apply_unary(&x, m, app, net, path, XPB_OP_TANH, 0));
+    XPB_TRY(apply_unary(&x, m, app, net, path, XPB_OP_TANH, 0));
     *out = x;
     return XPB_OK;
 }
@@ -244,15 +229,15 @@ static xpb_status apply_discriminator(xpb_value *out, const cyclegan *m, const d
     char path[32];
     for (int i = 0; i < D_CONVS; i++) {
         snprintf(path, sizeof path, "model.%d", conv_at[i]);
-        TRY(apply_conv(&x, m, app, d->name, path, &d->conv[i]));
+        XPB_TRY(apply_conv(&x, m, app, d->name, path, &d->conv[i]));
         if (i == D_CONVS - 1)
             break;
         if (i > 0) {
             snprintf(path, sizeof path, "model.%d", conv_at[i] + 1);
-            TRY(apply_unary(&x, m, app, d->name, path, XPB_OP_INSTANCENORM, 0));
+            XPB_TRY(apply_unary(&x, m, app, d->name, path, XPB_OP_INSTANCENORM, 0));
         }
         snprintf(path, sizeof path, "model.%d", conv_at[i] + (i > 0 ? 2 : 1));
-        TRY(apply_unary(&x, m, app, d->name, path, XPB_OP_LEAKY_RELU, 0));
+        XPB_TRY(apply_unary(&x, m, app, d->name, path, XPB_OP_LEAKY_RELU, 0));
     }
     *out = x;
     return XPB_OK;
@@ -263,7 +248,7 @@ static xpb_status add_loss(const cyclegan *m, uint32_t phase, const char *layer,
                            xpb_value x, xpb_value target, double weight)
 {
     xpb_value loss, in[2] = {x, target};
-    TRY(m->api->op(&loss, m->b, layer, kind, in, 2, NULL));
+    XPB_TRY(m->api->op(&loss, m->b, layer, kind, in, 2, NULL));
     return m->api->loss(m->b, phase, loss, weight);
 }
 
@@ -276,87 +261,91 @@ static xpb_status cyclegan_build(xpb_builder *b, const xpb_builder_api *api)
 {
     const char *variant;
     int64_t size, ngf, ndf;
-    TRY(api->param_string(&variant, b, "variant"));
-    TRY(api->param_int(&size, b, "image_size"));
-    TRY(api->param_int(&ngf, b, "ngf"));
-    TRY(api->param_int(&ndf, b, "ndf"));
+    XPB_TRY(api->param_string(&variant, b, "variant"));
+    XPB_TRY(api->param_int(&size, b, "image_size"));
+    XPB_TRY(api->param_int(&ngf, b, "ngf"));
+    XPB_TRY(api->param_int(&ndf, b, "ndf"));
     const int full = strcmp(variant, "full") == 0, blocks = full ? 9 : 6;
     if (ngf < 1 || ngf > 1024 || ndf < 1 || ndf > 1024) /* the declared ranges */
-        return refuse("parameters 'ngf' and 'ndf' must be 1..1024");
+        return xpb_model_fail(b, api, XPB_INVALID_ARGUMENT,
+                              "parameters 'ngf' and 'ndf' must be 1..1024, found %lld and %lld",
+                              (long long)ngf, (long long)ndf);
     if (size == 0)
         size = full ? 256 : 128;
     if (size % 4 != 0 || size < 24 || size > 1024)
-        return refuse("parameter 'image_size' must be 0, or a multiple of 4 from 24 to 1024 (the "
-                      "generator halves the size twice and the discriminator needs 3x3 before "
-                      "its two stride-1 convolutions)");
+        return xpb_model_fail(b, api, XPB_INVALID_ARGUMENT,
+                              "parameter 'image_size' must be 0, or a multiple of 4 from 24 to "
+                              "1024 (the generator halves the size twice and the discriminator "
+                              "needs 3x3 before its two stride-1 convolutions), found %lld",
+                              (long long)size);
 
     cyclegan m = {.b = b, .api = api};
     static const double lambda_cycle = 10.0, lambda_identity = 0.5;
     const xpb_optimizer_desc adam = {
         .kind = XPB_OPTIMIZER_ADAM, .lr = 2e-4, .beta1 = 0.5, .beta2 = 0.999, .eps = 1e-8};
     uint32_t phase_g, phase_d;
-    TRY(api->group(&m.group_g, b, "G"));
-    TRY(api->group(&m.group_d, b, "D"));
-    TRY(api->phase(&phase_g, b, "generators", m.group_g, &adam));
-    TRY(api->phase(&phase_d, b, "discriminators", m.group_d, &adam));
+    XPB_TRY(api->group(&m.group_g, b, "G"));
+    XPB_TRY(api->group(&m.group_d, b, "D"));
+    XPB_TRY(api->phase(&phase_g, b, "generators", m.group_g, &adam));
+    XPB_TRY(api->phase(&phase_d, b, "discriminators", m.group_d, &adam));
 
     const int64_t n = api->batch_size(b);
     xpb_value real_a, real_b;
     xpb_input_desc in_a = {"real_A", XPB_DTYPE_F32, 4, {n, 3, size, size}, -1.0, 1.0};
     xpb_input_desc in_b = {"real_B", XPB_DTYPE_F32, 4, {n, 3, size, size}, -1.0, 1.0};
-    TRY(api->input(&real_a, b, &in_a));
-    TRY(api->input(&real_b, b, &in_b));
+    XPB_TRY(api->input(&real_a, b, &in_a));
+    XPB_TRY(api->input(&real_b, b, &in_b));
 
     generator g_a, g_b;
     discriminator d_a, d_b;
-    TRY(declare_generator(&g_a, &m, "G_A", blocks, ngf));
-    TRY(declare_generator(&g_b, &m, "G_B", blocks, ngf));
-    TRY(declare_discriminator(&d_a, &m, "D_A", ndf));
-    TRY(declare_discriminator(&d_b, &m, "D_B", ndf));
+    XPB_TRY(declare_generator(&g_a, &m, "G_A", blocks, ngf));
+    XPB_TRY(declare_generator(&g_b, &m, "G_B", blocks, ngf));
+    XPB_TRY(declare_discriminator(&d_a, &m, "D_A", ndf));
+    XPB_TRY(declare_discriminator(&d_b, &m, "D_B", ndf));
 
     /* GANLoss targets: the real and fake labels expanded to the PatchGAN's output. */
     int64_t p = conv_out(conv_out(conv_out(size, 4, 2, 1), 4, 2, 1), 4, 2, 1);
     p = conv_out(conv_out(p, 4, 1, 1), 4, 1, 1);
     const int64_t patch[4] = {n, 1, p, p};
     xpb_value label_real, label_fake;
-    TRY(api->constant(&label_real, b, "real_label", 4, patch, 1.0));
-    TRY(api->constant(&label_fake, b, "fake_label", 4, patch, 0.0));
+    XPB_TRY(api->constant(&label_real, b, "real_label", 4, patch, 1.0));
+    XPB_TRY(api->constant(&label_fake, b, "fake_label", 4, patch, 0.0));
 
     /* forward() */
     xpb_value fake_b, rec_a, fake_a, rec_b, idt_a, idt_b, pred;
-    TRY(apply_generator(&fake_b, &m, &g_a, "fake_B", real_a));
-    TRY(apply_generator(&rec_a, &m, &g_b, "rec_A", fake_b));
-    TRY(apply_generator(&fake_a, &m, &g_b, "fake_A", real_b));
-    TRY(apply_generator(&rec_b, &m, &g_a, "rec_B", fake_a));
-    TRY(api->output(b, "fake_B", fake_b));
-    TRY(api->output(b, "fake_A", fake_a));
+    XPB_TRY(apply_generator(&fake_b, &m, &g_a, "fake_B", real_a));
+    XPB_TRY(apply_generator(&rec_a, &m, &g_b, "rec_A", fake_b));
+    XPB_TRY(apply_generator(&fake_a, &m, &g_b, "fake_A", real_b));
+    XPB_TRY(apply_generator(&rec_b, &m, &g_a, "rec_B", fake_a));
+    XPB_TRY(api->output(b, "fake_B", fake_b));
+    XPB_TRY(api->output(b, "fake_A", fake_a));
 
     /* backward_G(): identity, adversarial and cycle terms. */
-    TRY(apply_generator(&idt_a, &m, &g_a, "idt_A", real_b));
-    TRY(add_loss(&m, phase_g, "loss_idt_A", XPB_OP_L1_LOSS, idt_a, real_b,
-                 lambda_cycle * lambda_identity));
-    TRY(apply_generator(&idt_b, &m, &g_b, "idt_B", real_a));
-    TRY(add_loss(&m, phase_g, "loss_idt_B", XPB_OP_L1_LOSS, idt_b, real_a,
-                 lambda_cycle * lambda_identity));
-    TRY(apply_discriminator(&pred, &m, &d_a, "pred_fake_B", fake_b));
-    TRY(add_loss(&m, phase_g, "loss_G_A", XPB_OP_MSE_LOSS, pred, label_real, 1.0));
-    TRY(apply_discriminator(&pred, &m, &d_b, "pred_fake_A", fake_a));
-    TRY(add_loss(&m, phase_g, "loss_G_B", XPB_OP_MSE_LOSS, pred, label_real, 1.0));
-    TRY(add_loss(&m, phase_g, "loss_cycle_A", XPB_OP_L1_LOSS, rec_a, real_a, lambda_cycle));
-    TRY(add_loss(&m, phase_g, "loss_cycle_B", XPB_OP_L1_LOSS, rec_b, real_b, lambda_cycle));
+    XPB_TRY(apply_generator(&idt_a, &m, &g_a, "idt_A", real_b));
+    XPB_TRY(add_loss(&m, phase_g, "loss_idt_A", XPB_OP_L1_LOSS, idt_a, real_b,
+                     lambda_cycle * lambda_identity));
+    XPB_TRY(apply_generator(&idt_b, &m, &g_b, "idt_B", real_a));
+    XPB_TRY(add_loss(&m, phase_g, "loss_idt_B", XPB_OP_L1_LOSS, idt_b, real_a,
+                     lambda_cycle * lambda_identity));
+    XPB_TRY(apply_discriminator(&pred, &m, &d_a, "pred_fake_B", fake_b));
+    XPB_TRY(add_loss(&m, phase_g, "loss_G_A", XPB_OP_MSE_LOSS, pred, label_real, 1.0));
+    XPB_TRY(apply_discriminator(&pred, &m, &d_b, "pred_fake_A", fake_a));
+    XPB_TRY(add_loss(&m, phase_g, "loss_G_B", XPB_OP_MSE_LOSS, pred, label_real, 1.0));
+    XPB_TRY(add_loss(&m, phase_g, "loss_cycle_A", XPB_OP_L1_LOSS, rec_a, real_a, lambda_cycle));
+    XPB_TRY(add_loss(&m, phase_g, "loss_cycle_B", XPB_OP_L1_LOSS, rec_b, real_b, lambda_cycle));
 
     /* backward_D_A() and backward_D_B(), on the detached fakes (pool size 0). */
     xpb_value detached;
-    TRY(apply_discriminator(&pred, &m, &d_a, "pred_real_B", real_b));
-    TRY(add_loss(&m, phase_d, "loss_D_A_real", XPB_OP_MSE_LOSS, pred, label_real, 0.5));
-    TRY(api->stop_gradient(&detached, b, fake_b));
-    TRY(apply_discriminator(&pred, &m, &d_a, "pred_fake_B_detached", detached));
-    TRY(add_loss(&m, phase_d, "loss_D_A_fake", XPB_OP_MSE_LOSS, pred, label_fake, 0.5));
-    TRY(apply_discriminator(&pred, &m, &d_b, "pred_real_A", real_a));
-    TRY(add_loss(&m, phase_d, "loss_D_B_real", XPB_OP_MSE_LOSS, pred, label_real, 0.5));
-    TRY(api->stop_gradient(&detached, b, fake_a));
-    TRY(apply_discriminator(&pred, &m, &d_b, "pred_fake_A_detached", detached));
-    TRY(add_loss(&m, phase_d, "loss_D_B_fake", XPB_OP_MSE_LOSS, pred, label_fake, 0.5));
+    XPB_TRY(apply_discriminator(&pred, &m, &d_a, "pred_real_B", real_b));
+    XPB_TRY(add_loss(&m, phase_d, "loss_D_A_real", XPB_OP_MSE_LOSS, pred, label_real, 0.5));
+    XPB_TRY(api->stop_gradient(&detached, b, fake_b));
+    XPB_TRY(apply_discriminator(&pred, &m, &d_a, "pred_fake_B_detached", detached));
+    XPB_TRY(add_loss(&m, phase_d, "loss_D_A_fake", XPB_OP_MSE_LOSS, pred, label_fake, 0.5));
+    XPB_TRY(apply_discriminator(&pred, &m, &d_b, "pred_real_A", real_a));
+    XPB_TRY(add_loss(&m, phase_d, "loss_D_B_real", XPB_OP_MSE_LOSS, pred, label_real, 0.5));
+    XPB_TRY(api->stop_gradient(&detached, b, fake_a));
+    XPB_TRY(apply_discriminator(&pred, &m, &d_b, "pred_fake_A_detached", detached));
+    XPB_TRY(add_loss(&m, phase_d, "loss_D_B_fake", XPB_OP_MSE_LOSS, pred, label_fake, 0.5));
     return XPB_OK;
 }
 
@@ -367,22 +356,6 @@ static const xpb_model_api cyclegan_api = {
     .build = cyclegan_build,
 };
 
-static const xpb_plugin_descriptor cyclegan_descriptor = {
-    .struct_size = sizeof(xpb_plugin_descriptor),
-    .abi_major = XPB_ABI_MAJOR,
-    .abi_minor = XPB_ABI_MINOR,
-    .kind = XPB_PLUGIN_MODEL,
-    .name = "cyclegan",
-    .version = "1.0.0",
-    .description = "CycleGAN: two ResNet generators, two 70x70 PatchGANs, two-phase Adam step",
-    .caps = 0,
-    .api = &cyclegan_api,
-};
-
-XPB_PLUGIN_QUERY
-{
-    (void)host_minor;
-    cyclegan_host = host;
-    *out = &cyclegan_descriptor;
-    return host_major == XPB_ABI_MAJOR ? XPB_OK : XPB_INCOMPATIBLE;
-}
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_MODEL, "cyclegan", "1.0.0",
+                  "CycleGAN: two ResNet generators, two 70x70 PatchGANs, two-phase Adam step", 0,
+                  &cyclegan_api)

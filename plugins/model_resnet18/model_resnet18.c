@@ -21,9 +21,6 @@
 
 #include <xpubench/xpubench.h>
 
-/* Host services from xpb_plugin_query, for the messages of a refused configuration. */
-static const xpb_host_services *resnet18_host;
-
 static const xpb_model_param resnet18_params[] = {
     {"variant", XPB_MPARAM_STRING, "cifar", "cifar|imagenet",
      "cifar = 3x3 stem, no maxpool, 3x32x32, 10 classes; imagenet = torchvision resnet18"},
@@ -31,21 +28,6 @@ static const xpb_model_param resnet18_params[] = {
      "input height and width; 0 = the variant's (32 cifar, 224 imagenet); other sizes are for "
      "quick tests"},
 };
-
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        xpb_status st_ = (expr);                                                                   \
-        if (st_ != XPB_OK)                                                                         \
-            return st_;                                                                            \
-    } while (0)
-
-/* Logs why the configuration cannot be built and returns XPB_INVALID_ARGUMENT. */
-static xpb_status refuse(const char *message)
-{
-    if (resnet18_host && resnet18_host->log)
-        resnet18_host->log(resnet18_host->ctx, XPB_LOG_ERROR, "resnet18", message);
-    return XPB_INVALID_ARGUMENT;
-}
 
 /* A bias-free convolution with torchvision's ResNet initialisation. */
 static xpb_status conv(xpb_value *out, xpb_builder *b, const xpb_builder_api *api,
@@ -65,24 +47,24 @@ static xpb_status basic_block(xpb_value *x, xpb_builder *b, const xpb_builder_ap
     char layer[64];
     xpb_value y, skip = *x;
     snprintf(layer, sizeof layer, "%s.conv1", name);
-    TRY(conv(&y, b, api, layer, *x, in_c, out_c, 3, stride, 1));
+    XPB_TRY(conv(&y, b, api, layer, *x, in_c, out_c, 3, stride, 1));
     snprintf(layer, sizeof layer, "%s.bn1", name);
-    TRY(xpb_layer_batchnorm(&y, b, api, layer, y, out_c, 0));
+    XPB_TRY(xpb_layer_batchnorm(&y, b, api, layer, y, out_c, 0));
     snprintf(layer, sizeof layer, "%s.relu1", name);
-    TRY(xpb_layer_unary(&y, b, api, layer, XPB_OP_RELU, y, NULL));
+    XPB_TRY(xpb_layer_unary(&y, b, api, layer, XPB_OP_RELU, y, NULL));
     snprintf(layer, sizeof layer, "%s.conv2", name);
-    TRY(conv(&y, b, api, layer, y, out_c, out_c, 3, 1, 1));
+    XPB_TRY(conv(&y, b, api, layer, y, out_c, out_c, 3, 1, 1));
     snprintf(layer, sizeof layer, "%s.bn2", name);
-    TRY(xpb_layer_batchnorm(&y, b, api, layer, y, out_c, 0));
+    XPB_TRY(xpb_layer_batchnorm(&y, b, api, layer, y, out_c, 0));
     if (stride != 1 || in_c != out_c) {
         snprintf(layer, sizeof layer, "%s.downsample.0", name);
-        TRY(conv(&skip, b, api, layer, *x, in_c, out_c, 1, stride, 0));
+        XPB_TRY(conv(&skip, b, api, layer, *x, in_c, out_c, 1, stride, 0));
         snprintf(layer, sizeof layer, "%s.downsample.1", name);
-        TRY(xpb_layer_batchnorm(&skip, b, api, layer, skip, out_c, 0));
+        XPB_TRY(xpb_layer_batchnorm(&skip, b, api, layer, skip, out_c, 0));
     }
     xpb_value sum[2] = {y, skip};
     snprintf(layer, sizeof layer, "%s.add", name);
-    TRY(api->op(&y, b, layer, XPB_OP_ADD, sum, 2, NULL));
+    XPB_TRY(api->op(&y, b, layer, XPB_OP_ADD, sum, 2, NULL));
     snprintf(layer, sizeof layer, "%s.relu2", name);
     return xpb_layer_unary(x, b, api, layer, XPB_OP_RELU, y, NULL);
 }
@@ -91,11 +73,13 @@ static xpb_status resnet18_build(xpb_builder *b, const xpb_builder_api *api)
 {
     const char *variant;
     int64_t size;
-    TRY(api->param_string(&variant, b, "variant"));
-    TRY(api->param_int(&size, b, "image_size"));
+    XPB_TRY(api->param_string(&variant, b, "variant"));
+    XPB_TRY(api->param_int(&size, b, "image_size"));
     const int imagenet = strcmp(variant, "imagenet") == 0;
     if (size < 0 || size > 1024) /* the declared range, checked here too */
-        return refuse("parameter 'image_size' must be 0..1024");
+        return xpb_model_fail(b, api, XPB_INVALID_ARGUMENT,
+                              "parameter 'image_size' must be 0..1024, found %lld",
+                              (long long)size);
     if (size == 0)
         size = imagenet ? 224 : 32;
     const int64_t n = api->batch_size(b), classes = imagenet ? 1000 : 10;
@@ -103,17 +87,17 @@ static xpb_status resnet18_build(xpb_builder *b, const xpb_builder_api *api)
     xpb_input_desc images = {"images", XPB_DTYPE_F32, 4, {n, 3, size, size}, -1.0, 1.0};
     xpb_input_desc targets = {"labels", XPB_DTYPE_I32, 1, {n, 1, 1, 1}, 0, (double)(classes - 1)};
 
-    TRY(api->input(&x, b, &images));
-    TRY(api->input(&labels, b, &targets));
+    XPB_TRY(api->input(&x, b, &images));
+    XPB_TRY(api->input(&labels, b, &targets));
     if (imagenet)
-        TRY(conv(&x, b, api, "conv1", x, 3, 64, 7, 2, 3));
+        XPB_TRY(conv(&x, b, api, "conv1", x, 3, 64, 7, 2, 3));
     else
-        TRY(conv(&x, b, api, "conv1", x, 3, 64, 3, 1, 1));
-    TRY(xpb_layer_batchnorm(&x, b, api, "bn1", x, 64, 0));
-    TRY(xpb_layer_unary(&x, b, api, "relu", XPB_OP_RELU, x, NULL));
+        XPB_TRY(conv(&x, b, api, "conv1", x, 3, 64, 3, 1, 1));
+    XPB_TRY(xpb_layer_batchnorm(&x, b, api, "bn1", x, 64, 0));
+    XPB_TRY(xpb_layer_unary(&x, b, api, "relu", XPB_OP_RELU, x, NULL));
     if (imagenet) {
         xpb_op_attrs pool = {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}};
-        TRY(xpb_layer_unary(&x, b, api, "maxpool", XPB_OP_MAXPOOL, x, &pool));
+        XPB_TRY(xpb_layer_unary(&x, b, api, "maxpool", XPB_OP_MAXPOOL, x, &pool));
     }
     static const int64_t widths[4] = {64, 128, 256, 512};
     int64_t in_c = 64;
@@ -121,16 +105,16 @@ static xpb_status resnet18_build(xpb_builder *b, const xpb_builder_api *api)
         for (int k = 0; k < 2; k++) {
             char name[32];
             snprintf(name, sizeof name, "layer%d.%d", s + 1, k);
-            TRY(basic_block(&x, b, api, name, in_c, widths[s], s > 0 && k == 0 ? 2 : 1));
+            XPB_TRY(basic_block(&x, b, api, name, in_c, widths[s], s > 0 && k == 0 ? 2 : 1));
             in_c = widths[s];
         }
     /* torchvision's AdaptiveAvgPool2d((1, 1)) is a global average pool at any size. */
-    TRY(xpb_layer_unary(&x, b, api, "avgpool", XPB_OP_GLOBAL_AVGPOOL, x, NULL));
+    XPB_TRY(xpb_layer_unary(&x, b, api, "avgpool", XPB_OP_GLOBAL_AVGPOOL, x, NULL));
     const int64_t flat[2] = {n, 512};
-    TRY(api->reshape(&x, b, "flatten", x, 2, flat));
+    XPB_TRY(api->reshape(&x, b, "flatten", x, 2, flat));
     xpb_layer_opts fc = {.bias = 1}; /* PyTorch's Linear default initialisation */
-    TRY(xpb_layer_linear(&logits, b, api, "fc", x, 512, classes, &fc));
-    TRY(xpb_layer_xent_head(b, api, logits, labels));
+    XPB_TRY(xpb_layer_linear(&logits, b, api, "fc", x, 512, classes, &fc));
+    XPB_TRY(xpb_layer_xent_head(b, api, logits, labels));
     return XPB_OK;
 }
 
@@ -141,22 +125,6 @@ static const xpb_model_api resnet18_api = {
     .build = resnet18_build,
 };
 
-static const xpb_plugin_descriptor resnet18_descriptor = {
-    .struct_size = sizeof(xpb_plugin_descriptor),
-    .abi_major = XPB_ABI_MAJOR,
-    .abi_minor = XPB_ABI_MINOR,
-    .kind = XPB_PLUGIN_MODEL,
-    .name = "resnet18",
-    .version = "1.0.0",
-    .description = "ResNet18 with batch norm: CIFAR (3x3 stem) and torchvision's ImageNet",
-    .caps = 0,
-    .api = &resnet18_api,
-};
-
-XPB_PLUGIN_QUERY
-{
-    (void)host_minor;
-    resnet18_host = host;
-    *out = &resnet18_descriptor;
-    return host_major == XPB_ABI_MAJOR ? XPB_OK : XPB_INCOMPATIBLE;
-}
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_MODEL, "resnet18", "1.0.0",
+                  "ResNet18 with batch norm: CIFAR (3x3 stem) and torchvision's ImageNet", 0,
+                  &resnet18_api)

@@ -24,24 +24,6 @@ static const xpb_model_param vgg16_params[] = {
      "imagenet only: Dropout(p=0.5) after the first two fc ReLUs, as torchvision"},
 };
 
-/* Host services from xpb_plugin_query, for the messages of a refused configuration. */
-static const xpb_host_services *vgg16_host;
-
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        xpb_status st_ = (expr);                                                                   \
-        if (st_ != XPB_OK)                                                                         \
-            return st_;                                                                            \
-    } while (0)
-
-/* Logs why the configuration cannot be built and returns XPB_INVALID_ARGUMENT. */
-static xpb_status refuse(const char *message)
-{
-    if (vgg16_host && vgg16_host->log)
-        vgg16_host->log(vgg16_host->ctx, XPB_LOG_ERROR, "vgg16", message);
-    return XPB_INVALID_ARGUMENT;
-}
-
 /* Channels of the 13 convolutions; 0 marks a 2x2 max pool (torchvision's cfg "D"). */
 static const int vgg16_cfg[18] = {64, 64,  0,   128, 128, 0,   256, 256, 256,
                                   0,  512, 512, 512, 0,   512, 512, 512, 0};
@@ -57,7 +39,7 @@ static xpb_status vgg16_features(xpb_value *x, int64_t *size, xpb_builder *b,
     for (int i = 0; i < 18; i++) {
         if (vgg16_cfg[i] == 0) {
             snprintf(layer, sizeof layer, "features.%d", index++);
-            TRY(xpb_layer_unary(x, b, api, layer, XPB_OP_MAXPOOL, *x, &pool));
+            XPB_TRY(xpb_layer_unary(x, b, api, layer, XPB_OP_MAXPOOL, *x, &pool));
             *size /= 2;
             continue;
         }
@@ -67,9 +49,9 @@ static xpb_status vgg16_features(xpb_value *x, int64_t *size, xpb_builder *b,
                             .weight_init = {XPB_INIT_NORMAL, 0.0, sqrt(2.0 / (double)(out_c * 9))},
                             .bias_init = {XPB_INIT_ZEROS, 0, 0}};
         snprintf(layer, sizeof layer, "features.%d", index++);
-        TRY(xpb_layer_conv(x, b, api, layer, *x, in_c, out_c, 3, 0, &conv, &o));
+        XPB_TRY(xpb_layer_conv(x, b, api, layer, *x, in_c, out_c, 3, 0, &conv, &o));
         snprintf(layer, sizeof layer, "features.%d", index++);
-        TRY(xpb_layer_unary(x, b, api, layer, XPB_OP_RELU, *x, NULL));
+        XPB_TRY(xpb_layer_unary(x, b, api, layer, XPB_OP_RELU, *x, NULL));
         in_c = out_c;
     }
     return XPB_OK;
@@ -79,12 +61,14 @@ static xpb_status vgg16_build(xpb_builder *b, const xpb_builder_api *api)
 {
     const char *variant;
     int dropout;
-    TRY(api->param_string(&variant, b, "variant"));
-    TRY(api->param_bool(&dropout, b, "dropout"));
+    XPB_TRY(api->param_string(&variant, b, "variant"));
+    XPB_TRY(api->param_bool(&dropout, b, "dropout"));
     const int imagenet = strcmp(variant, "imagenet") == 0;
     if (dropout && !imagenet)
-        return refuse("parameter 'dropout' applies to the imagenet variant only (the cifar "
-                      "variant has a single fc layer)");
+        return xpb_model_fail(b, api, XPB_INVALID_ARGUMENT,
+                              "parameter 'dropout' applies to the imagenet variant only (the "
+                              "%s variant has a single fc layer)",
+                              variant);
     const int64_t n = api->batch_size(b), classes = imagenet ? 1000 : 10;
     int64_t size = imagenet ? 224 : 32;
     xpb_value x, labels, logits;
@@ -94,34 +78,36 @@ static xpb_status vgg16_build(xpb_builder *b, const xpb_builder_api *api)
                                .weight_init = {XPB_INIT_NORMAL, 0.0, 0.01},
                                .bias_init = {XPB_INIT_ZEROS, 0, 0}};
 
-    TRY(api->input(&x, b, &images));
-    TRY(api->input(&labels, b, &targets));
-    TRY(vgg16_features(&x, &size, b, api));
+    XPB_TRY(api->input(&x, b, &images));
+    XPB_TRY(api->input(&labels, b, &targets));
+    XPB_TRY(vgg16_features(&x, &size, b, api));
     if (!imagenet) {
         /* 32 / 2^5 = 1: the 512x1x1 feature map is the classifier's input. */
         const int64_t flat[2] = {n, 512};
-        TRY(api->reshape(&x, b, "flatten", x, 2, flat));
-        TRY(xpb_layer_linear(&logits, b, api, "classifier", x, 512, classes, &fc));
+        XPB_TRY(api->reshape(&x, b, "flatten", x, 2, flat));
+        XPB_TRY(xpb_layer_linear(&logits, b, api, "classifier", x, 512, classes, &fc));
     } else {
         /* torchvision applies AdaptiveAvgPool2d((7, 7)) here; with a 7x7 map every output
          * cell averages exactly one input cell, so it is the identity and is left out. */
         if (size != 7)
-            return refuse("internal: the feature map is not 7x7, adaptive pooling would not "
-                          "be the identity");
+            return xpb_model_fail(b, api, XPB_INTERNAL,
+                                  "the feature map is %lldx%lld, not 7x7: adaptive pooling "
+                                  "would not be the identity",
+                                  (long long)size, (long long)size);
         const int64_t flat[2] = {n, 512 * 7 * 7};
         xpb_op_attrs drop = {.dropout_p = 0.5f};
-        TRY(api->reshape(&x, b, "flatten", x, 2, flat));
-        TRY(xpb_layer_linear(&x, b, api, "classifier.0", x, 512 * 7 * 7, 4096, &fc));
-        TRY(xpb_layer_unary(&x, b, api, "classifier.1", XPB_OP_RELU, x, NULL));
+        XPB_TRY(api->reshape(&x, b, "flatten", x, 2, flat));
+        XPB_TRY(xpb_layer_linear(&x, b, api, "classifier.0", x, 512 * 7 * 7, 4096, &fc));
+        XPB_TRY(xpb_layer_unary(&x, b, api, "classifier.1", XPB_OP_RELU, x, NULL));
         if (dropout)
-            TRY(xpb_layer_unary(&x, b, api, "classifier.2", XPB_OP_DROPOUT, x, &drop));
-        TRY(xpb_layer_linear(&x, b, api, "classifier.3", x, 4096, 4096, &fc));
-        TRY(xpb_layer_unary(&x, b, api, "classifier.4", XPB_OP_RELU, x, NULL));
+            XPB_TRY(xpb_layer_unary(&x, b, api, "classifier.2", XPB_OP_DROPOUT, x, &drop));
+        XPB_TRY(xpb_layer_linear(&x, b, api, "classifier.3", x, 4096, 4096, &fc));
+        XPB_TRY(xpb_layer_unary(&x, b, api, "classifier.4", XPB_OP_RELU, x, NULL));
         if (dropout)
-            TRY(xpb_layer_unary(&x, b, api, "classifier.5", XPB_OP_DROPOUT, x, &drop));
-        TRY(xpb_layer_linear(&logits, b, api, "classifier.6", x, 4096, classes, &fc));
+            XPB_TRY(xpb_layer_unary(&x, b, api, "classifier.5", XPB_OP_DROPOUT, x, &drop));
+        XPB_TRY(xpb_layer_linear(&logits, b, api, "classifier.6", x, 4096, classes, &fc));
     }
-    TRY(xpb_layer_xent_head(b, api, logits, labels));
+    XPB_TRY(xpb_layer_xent_head(b, api, logits, labels));
     return XPB_OK;
 }
 
@@ -132,22 +118,6 @@ static const xpb_model_api vgg16_api = {
     .build = vgg16_build,
 };
 
-static const xpb_plugin_descriptor vgg16_descriptor = {
-    .struct_size = sizeof(xpb_plugin_descriptor),
-    .abi_major = XPB_ABI_MAJOR,
-    .abi_minor = XPB_ABI_MINOR,
-    .kind = XPB_PLUGIN_MODEL,
-    .name = "vgg16",
-    .version = "1.0.0",
-    .description = "VGG16 without batch norm: CIFAR (13 conv + fc) and torchvision's ImageNet",
-    .caps = 0,
-    .api = &vgg16_api,
-};
-
-XPB_PLUGIN_QUERY
-{
-    (void)host_minor;
-    vgg16_host = host;
-    *out = &vgg16_descriptor;
-    return host_major == XPB_ABI_MAJOR ? XPB_OK : XPB_INCOMPATIBLE;
-}
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_MODEL, "vgg16", "1.0.0",
+                  "VGG16 without batch norm: CIFAR (13 conv + fc) and torchvision's ImageNet", 0,
+                  &vgg16_api)

@@ -8,7 +8,7 @@ static xpb_status future_entry_point(xpb_executable *exe)
     return XPB_OK;
 }
 
-/* What a 1.7 header might look like: 1.0's struct with members appended. */
+/* What a 1.7 header might look like: this host's (1.1) structs with members appended. */
 struct backend_api_1_7 {
     xpb_backend_api v1_0;
     xpb_status (*future_entry_point)(xpb_executable *exe);
