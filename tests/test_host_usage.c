@@ -100,8 +100,11 @@ static void test_rss_peak(void **state)
     uint64_t peak = xpb_rss_peak();
     free(p);
     assert_true(peak >= base + (n * 9) / 10);
+    /* after a reset the peak is the current size again (a sanitizer's quarantine may keep
+     * the freed block resident, so "current" is measured, not assumed) */
     assert_int_equal(xpb_rss_reset_peak(), 0);
-    assert_true(xpb_rss_peak() < peak); /* the peak came down with the reset */
+    uint64_t now = xpb_rss_now(), after = xpb_rss_peak();
+    assert_true(after <= now + (4u << 20));
 }
 
 int main(void)

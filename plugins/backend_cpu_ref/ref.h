@@ -32,14 +32,6 @@ typedef xpb_status (*ref_kernel_fn)(const ref_op_args *a);
 /* The kernel of an op kind (static), or NULL when the reference does not implement it. */
 ref_kernel_fn ref_kernel_for(uint32_t kind);
 
-/* The old name of the SDK's xpb_op_check, kept only while plugins/backend_cuda/plan_check.c
- * still calls it; it has no rules of its own. Call xpb_op_check. */
-static inline xpb_status ref_check_op(const xpb_op *op, const xpb_tensor_desc *const *in,
-                                      const xpb_tensor_desc *const *out, char *err, size_t err_size)
-{
-    return xpb_op_check(op, in, out, err, err_size);
-}
-
 /* C[M,N] = alpha * op(A) op(B) + beta * C, row-major, op = transpose when trans_* is set.
  * lda/ldb/ldc are row strides of the matrices as stored. Cache-blocked, single-threaded. */
 void ref_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -1,0 +1,222 @@
+/* Per-element maths of the cuda backend's own kernels, as inline functions that compile as C
+ * (the host tests, tests/test_cuda_math.c, compare them with cpu_ref's kernels) and as CUDA C++
+ * (__host__ __device__, called by the kernels in k_*.cu). Every formula is docs/ops.md's, in
+ * the order of operations cpu_ref uses, so that the same inputs give the same (or, where the
+ * reference sums in double, nearly the same) numbers. No state, no memory access beyond the
+ * arguments. */
+#ifndef XPB_CUX_ELEM_MATH_H
+#define XPB_CUX_ELEM_MATH_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define CUX_HD static inline __host__ __device__
+#else
+#include <math.h>
+#define CUX_HD static inline
+#endif
+
+/* Activation kinds (also the fused-epilogue activations of convolutions and matmuls). */
+enum { CUX_ACT_NONE = 0, CUX_ACT_RELU = 1, CUX_ACT_LEAKY = 2, CUX_ACT_TANH = 3 };
+
+/* ---- activations: forward from x, backward from the forward output y (ops.md) ---- */
+
+/* y = act(x); `alpha` is LeakyReLU's negative slope. */
+CUX_HD float cux_act_fwd(int act, float alpha, float x)
+{
+    switch (act) {
+    case CUX_ACT_RELU:
+        return x > 0.0f ? x : 0.0f;
+    case CUX_ACT_LEAKY:
+        return x > 0.0f ? x : alpha * x;
+    case CUX_ACT_TANH:
+        return tanhf(x);
+    default:
+        return x;
+    }
+}
+
+/* dx from dy and the forward output y: RELU_BWD, LEAKY_RELU_BWD, TANH_BWD. */
+CUX_HD float cux_act_bwd(int act, float alpha, float dy, float y)
+{
+    switch (act) {
+    case CUX_ACT_RELU:
+        return y > 0.0f ? dy : 0.0f;
+    case CUX_ACT_LEAKY:
+        return y > 0.0f ? dy : alpha * dy;
+    case CUX_ACT_TANH:
+        return dy * (1.0f - y * y);
+    default:
+        return dy;
+    }
+}
+
+/* ---- dropout: the mask stream of docs/ops.md, bit for bit program.h's xpb_dropout_* ----
+ * Restated here because program.h's functions are host-only C; tests/test_cuda_math.c checks
+ * that these equal xpb_dropout_stream / xpb_dropout_factor for many seeds, calls, indices and
+ * probabilities, including the boundary u == p. */
+
+CUX_HD uint64_t cux_splitmix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The stream of the op's `call_index`-th execution (xpb_dropout_stream). */
+CUX_HD uint64_t cux_dropout_stream(uint64_t seed, uint64_t call_index)
+{
+    return cux_splitmix64(seed + 0x9E3779B97F4A7C15ull * (call_index + 1));
+}
+
+/* The factor of flat element i: 0 or 1 / (1 - p) (xpb_dropout_factor). */
+CUX_HD float cux_dropout_factor(uint64_t stream, int64_t i, float p)
+{
+    float u = (float)(cux_splitmix64(stream + (uint64_t)i) >> 40) * 0x1p-24f;
+    return u >= p ? 1.0f / (1.0f - p) : 0.0f;
+}
+
+/* ---- losses (ops.md "Losses"; f is the op's factor, computed by the caller in double) ---- */
+
+/* MSE_LOSS_BWD: dx = f * (x - t), f = 2 * scale / numel, evaluated in double like cpu_ref. */
+CUX_HD float cux_mse_bwd(double f, float x, float t)
+{
+    return (float)(f * ((double)x - (double)t));
+}
+
+/* L1_LOSS_BWD: dx = f * sign(x - t), sign(0) = 0, f = (float)(scale / numel). */
+CUX_HD float cux_l1_bwd(float f, float x, float t)
+{
+    return x > t ? f : x < t ? -f : 0.0f;
+}
+
+/* SOFTMAX_XENT_BWD: dz = f * (prob - onehot), f = scale / N, in double like cpu_ref. */
+CUX_HD float cux_xent_bwd(double f, float prob, int is_label)
+{
+    return (float)(f * ((double)prob - (is_label ? 1.0 : 0.0)));
+}
+
+/* ---- normalisation ----
+ * The statistics are doubles; the per-element work is float with the mean split in two floats
+ * (hi + lo = mean to double precision), so that x - mean stays exact where x is close to the
+ * mean even when |mean| is much larger than the spread (deep in a CycleGAN generator). */
+
+/* Forward coefficients of one channel (or one (n, c) for instance norm):
+ * c[0], c[1] = the mean as hi + lo, c[2] = gamma * invstd, c[3] = beta. */
+CUX_HD void cux_norm_coeffs(double mean, double var, double eps, double gamma, double beta,
+                            float c[4])
+{
+    double invstd = 1.0 / sqrt(var + eps);
+    c[0] = (float)mean;
+    c[1] = (float)(mean - (double)c[0]);
+    c[2] = (float)(gamma * invstd);
+    c[3] = (float)beta;
+}
+
+/* y = (x - mean) * invstd * gamma + beta (ops.md BATCHNORM_*, INSTANCENORM with gamma 1,
+ * beta 0), from cux_norm_coeffs. */
+CUX_HD float cux_norm_apply(float x, const float c[4])
+{
+    return ((x - c[0]) - c[1]) * c[2] + c[3];
+}
+
+/* Backward coefficients from the statistics and the two sums of the backward reduction
+ * (sum_dy = sum dy, sum_dyc = sum dy * (x - mean)) over `count` values:
+ * dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)) =
+ *      c[2] * (dy - c[3]) - c[4] * (x - mean), mean = c[0] + c[1]. Also gives dgamma and
+ * dbeta (batch norm). */
+CUX_HD void cux_norm_bwd_coeffs(double mean, double var, double eps, double gamma, double sum_dy,
+                                double sum_dyc, double count, float c[5], float *dgamma,
+                                float *dbeta)
+{
+    double invstd = 1.0 / sqrt(var + eps);
+    double dg = sum_dyc * invstd; /* sum dy * xhat */
+    c[0] = (float)mean;
+    c[1] = (float)(mean - (double)c[0]);
+    c[2] = (float)(gamma * invstd);
+    c[3] = (float)(sum_dy / count);
+    c[4] = (float)(gamma * invstd * invstd * (dg / count));
+    *dgamma = (float)dg;
+    *dbeta = (float)sum_dy;
+}
+
+CUX_HD float cux_norm_bwd_apply(float dy, float x, const float c[5])
+{
+    return c[2] * (dy - c[3]) - c[4] * ((x - c[0]) - c[1]);
+}
+
+/* BATCHNORM_TRAIN's running statistics (in place), `count` = N*H*W > 1. */
+CUX_HD void cux_bn_running(float *rm, float *rv, double mean, double var, double momentum,
+                           double count)
+{
+    *rm = (float)((1.0 - momentum) * (double)*rm + momentum * mean);
+    *rv = (float)((1.0 - momentum) * (double)*rv + momentum * var * count / (count - 1.0));
+}
+
+/* Mean and biased variance from sums taken around a shift K (the "shifted data" algorithm:
+ * s1 = sum(x - K), s2 = sum((x - K)^2) over `count` values), which keeps the subtraction
+ * well conditioned when |mean| is large next to the spread. */
+CUX_HD void cux_shifted_stats(double shift, double s1, double s2, double count, double *mean,
+                              double *var)
+{
+    double m1 = s1 / count;
+    double v = s2 / count - m1 * m1;
+    *mean = shift + m1;
+    *var = v > 0.0 ? v : 0.0;
+}
+
+/* ---- optimizers (ops.md "Optimizer updates"; per-element fp32 like cpu_ref) ---- */
+
+/* SGD_UPDATE on one element; buf is NULL without a momentum buffer. Returns the new param. */
+CUX_HD float cux_sgd(float param, float grad, float *buf, float lr, float momentum, float wd)
+{
+    float g = grad + wd * param;
+    if (buf) {
+        *buf = momentum * *buf + g;
+        g = *buf;
+    }
+    return param - lr * g;
+}
+
+/* Adam's per-step scalars for step t (1-based), in double like cpu_ref and PyTorch. */
+CUX_HD void cux_adam_coeffs(double lr, double beta1, double beta2, double t, float *step_size,
+                            float *bc2_sqrt)
+{
+    double bc1 = 1.0 - pow(beta1, t);
+    double bc2 = 1.0 - pow(beta2, t);
+    *step_size = (float)(lr / bc1);
+    *bc2_sqrt = (float)sqrt(bc2);
+}
+
+/* ADAM_UPDATE on one element (m, v in place). Returns the new param. */
+CUX_HD float cux_adam(float param, float grad, float *m, float *v, float b1, float b2, float eps,
+                      float wd, float step_size, float bc2_sqrt)
+{
+    float g = grad + wd * param;
+    *m = b1 * *m + (1.0f - b1) * g;
+    *v = b2 * *v + (1.0f - b2) * g * g;
+    float denom = sqrtf(*v) / bc2_sqrt + eps;
+    return param - step_size * *m / denom;
+}
+
+/* ---- dynamic loss scaling (fp16-mixed; docs/backend-cuda.md) ---- */
+
+/* The scaler after a step: halve and restart the count on overflow, double after `interval`
+ * clean steps in a row (interval 0: never grow). PyTorch's GradScaler defaults: 2^16, 2000. */
+CUX_HD void cux_scaler_next(float *scale, uint32_t *good, int overflow, uint32_t interval)
+{
+    if (overflow) {
+        *scale = *scale * 0.5f > 1.0f ? *scale * 0.5f : 1.0f;
+        *good = 0;
+        return;
+    }
+    if (interval == 0)
+        return;
+    if (++*good >= interval) {
+        *scale = *scale * 2.0f < 16777216.0f ? *scale * 2.0f : 16777216.0f;
+        *good = 0;
+    }
+}
+
+#endif
