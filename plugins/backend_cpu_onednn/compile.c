@@ -1,66 +1,159 @@
-/* compile(): validates the program and options, plans fusion, compiles every op into steps
- * (the op families' files), places buffers (memplan.c) and creates every primitive and memory
- * object. Nothing is created or allocated after this returns, except the host-transfer
- * reorders of tensors the host never declared it would touch (created on first use). */
-#include <stdarg.h>
+/* compile(): the dispatcher. It reads the options, refuses by name what the backend does not
+ * implement, validates the program, plans fusion (fusion.c), hands every op to the file of its
+ * family (prim_*.c on oneDNN primitives, kern_*.c own kernels), places the buffers (memplan.c)
+ * and makes every step executable (step.c). Nothing is created or allocated after it returns,
+ * except the host-transfer reorders of tensors the host never declared it would touch (created
+ * on first use; those of streamed inputs are made here). destroy() undoes it all.
+ *
+ * The dispatcher depends on the op families and the helpers below them, never the other way
+ * round (errors.c, md.c, pd.c, step.c, operand.c and memplan.c know nothing of this file). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "isa.h"
 #include "odn.h"
 
-xpb_status odn_fail(xpb_executable *exe, xpb_status st, const char *fmt, ...)
-{
-    int n = snprintf(exe->err, ODN_ERR_SIZE, "cpu_onednn: ");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(exe->err + n, ODN_ERR_SIZE - (size_t)n, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* ---- op dispatch ---- */
 
-void odn_op_label(const xpb_executable *exe, uint32_t op, char *buf, size_t size)
+/* Compiles program op exe->cur_op into steps. */
+typedef xpb_status (*op_compiler)(xpb_executable *exe);
+
+/* The file that compiles ops of `kind`, or NULL for a kind cpu_onednn does not implement (one
+ * of a later op set: the headers' XPB_OP_MAP is what this build knows). */
+static op_compiler compiler_of(uint32_t kind)
 {
-    if (op >= exe->prog->n_ops) {
-        snprintf(buf, size, "(no op)");
-        return;
+    switch (kind) {
+    case XPB_OP_CONV2D:
+    case XPB_OP_CONV2D_BWD_DATA:
+    case XPB_OP_CONV2D_BWD_WEIGHTS:
+    case XPB_OP_CONV_T2D:
+    case XPB_OP_CONV_T2D_BWD_DATA:
+    case XPB_OP_CONV_T2D_BWD_WEIGHTS:
+        return odn_compile_conv;
+    case XPB_OP_LINEAR:
+    case XPB_OP_LINEAR_BWD_DATA:
+    case XPB_OP_LINEAR_BWD_WEIGHTS:
+        return odn_compile_linear;
+    case XPB_OP_BATCHNORM_TRAIN:
+    case XPB_OP_BATCHNORM_INFER:
+    case XPB_OP_BATCHNORM_BWD:
+        return odn_compile_bnorm;
+    case XPB_OP_INSTANCENORM:
+    case XPB_OP_INSTANCENORM_BWD:
+        return odn_compile_inorm;
+    case XPB_OP_RELU:
+    case XPB_OP_RELU_BWD:
+    case XPB_OP_LEAKY_RELU:
+    case XPB_OP_LEAKY_RELU_BWD:
+    case XPB_OP_TANH:
+    case XPB_OP_TANH_BWD:
+        return odn_compile_eltwise;
+    case XPB_OP_MAXPOOL:
+    case XPB_OP_MAXPOOL_BWD:
+    case XPB_OP_AVGPOOL:
+    case XPB_OP_AVGPOOL_BWD:
+    case XPB_OP_GLOBAL_AVGPOOL:
+    case XPB_OP_GLOBAL_AVGPOOL_BWD:
+        return odn_compile_pool;
+    case XPB_OP_ADD:
+    case XPB_OP_RESHAPE:
+    case XPB_OP_FILL:
+    case XPB_OP_COPY:
+        return odn_compile_elem;
+    case XPB_OP_REFLECTION_PAD:
+    case XPB_OP_REFLECTION_PAD_BWD:
+        return odn_compile_pad;
+    case XPB_OP_SOFTMAX_XENT:
+    case XPB_OP_SOFTMAX_XENT_BWD:
+    case XPB_OP_MSE_LOSS:
+    case XPB_OP_MSE_LOSS_BWD:
+    case XPB_OP_L1_LOSS:
+    case XPB_OP_L1_LOSS_BWD:
+        return odn_compile_loss;
+    case XPB_OP_DROPOUT:
+    case XPB_OP_DROPOUT_BWD:
+        return odn_compile_dropout;
+    case XPB_OP_SGD_UPDATE:
+    case XPB_OP_ADAM_UPDATE:
+        return odn_compile_optim;
+    default:
+        return NULL;
     }
-    const xpb_op *o = xpb_program_op(exe->prog, op);
-    snprintf(buf, size, "op %u %s (layer %s)", op, xpb_op_name(o->kind),
-             o->layer && o->layer[0] ? o->layer : "(none)");
 }
 
-xpb_status odn_dnnl_fail(xpb_executable *exe, dnnl_status_t s, const char *what)
+static xpb_status compile_op(xpb_executable *exe, uint32_t i)
 {
-    char label[256];
-    odn_op_label(exe, exe->cur_op, label, sizeof label);
-    xpb_status st = s == dnnl_unimplemented       ? XPB_UNSUPPORTED
-                    : s == dnnl_out_of_memory     ? XPB_OUT_OF_MEMORY
-                    : s == dnnl_invalid_arguments ? XPB_INVALID_ARGUMENT
-                                                  : XPB_DEVICE_ERROR;
-    return odn_fail(exe, st, "%s: oneDNN %s: %s%s", label, what, dnnl_status2str(s),
-                    s == dnnl_unimplemented ? " (no implementation for these shapes/types)" : "");
+    exe->cur_op = i;
+    if (exe->fuse[i].into != ODN_NONE)
+        return XPB_OK; /* another op's step does this one's work */
+    op_compiler fn = compiler_of(xpb_program_op(exe->prog, i)->kind);
+    if (!fn) { /* refused by check_ops already; kept so that no path calls NULL */
+        char label[256];
+        odn_op_label(exe, i, label, sizeof label);
+        return odn_fail(exe, XPB_UNSUPPORTED, "%s: not implemented by cpu_onednn", label);
+    }
+    return fn(exe);
 }
 
 /* ---- validation ---- */
 
+/* Refuses, naming the op and its layer, every op whose kind cpu_onednn does not implement and
+ * every op that sets an attribute these headers do not know (that attribute changes what the
+ * op computes). Runs before any other check of the ops: a newer op may use its operands in
+ * ways the checks below do not expect. */
+static xpb_status check_ops(xpb_executable *exe)
+{
+    const xpb_program *p = exe->prog;
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        char label[256];
+        odn_op_label(exe, i, label, sizeof label);
+        if (!compiler_of(op->kind))
+            return odn_fail(exe, XPB_UNSUPPORTED,
+                            "%s: op kind %u is not implemented by cpu_onednn (it implements the "
+                            "ops of op set %d)",
+                            label, op->kind, XPB_OPSET_VERSION);
+        uint64_t unknown = xpb_op_unknown_attrs(p, op);
+        if (unknown) {
+            char bits[256];
+            size_t n = 0;
+            bits[0] = '\0';
+            for (int b = 0; b < 64 && n < sizeof bits; b++)
+                if (unknown & (1ull << b))
+                    n += (size_t)snprintf(bits + n, sizeof bits - n, "%s%d", n ? ", " : "", b);
+            return odn_fail(exe, XPB_UNSUPPORTED,
+                            "%s: sets attribute bit%s %s, unknown to cpu_onednn (it knows the "
+                            "attributes of op set %d); such an attribute changes what the op "
+                            "computes",
+                            label, (unknown & (unknown - 1)) ? "s" : "", bits, XPB_OPSET_VERSION);
+        }
+    }
+    return XPB_OK;
+}
+
+/* Structure checks, after check_ops, then the op set's shape rules. Sizes are compared with
+ * ABI 1.0's (a host of ABI 1.0 writes shorter ops; members appended since are read through
+ * XPB_OP_HAS and friends). The checks here that the shape rules repeat come first because the
+ * backend indexes its tables with tensor ids and needs phases in program order. */
 static xpb_status check_program(xpb_executable *exe)
 {
     const xpb_program *p = exe->prog;
+    const size_t op_1_0 = offsetof(xpb_op, layer) + sizeof(const char *);
     if (!XPB_HAS_MEMBER(p, xpb_program, phases))
         return odn_fail(exe, XPB_INVALID_ARGUMENT,
                         "program struct_size %zu is smaller than ABI 1.0's %zu", p->struct_size,
-                        sizeof(xpb_program));
-    if (p->opset > XPB_OPSET_VERSION)
-        return odn_fail(exe, XPB_UNSUPPORTED,
-                        "program uses op set %u; cpu_onednn implements op set %d", p->opset,
-                        XPB_OPSET_VERSION);
-    if (p->tensor_stride < sizeof(xpb_tensor_desc) || p->op_stride < sizeof(xpb_op))
+                        offsetof(xpb_program, phases) + sizeof p->phases);
+    if (p->tensor_stride < sizeof(xpb_tensor_desc) || p->op_stride < op_1_0)
         return odn_fail(exe, XPB_INVALID_ARGUMENT,
-                        "program tensor_stride %zu / op_stride %zu smaller than ABI 1.0's",
-                        p->tensor_stride, p->op_stride);
+                        "program tensor_stride %zu / op_stride %zu smaller than ABI 1.0's %zu / "
+                        "%zu",
+                        p->tensor_stride, p->op_stride, sizeof(xpb_tensor_desc), op_1_0);
     if ((p->n_tensors && !p->tensors) || (p->n_ops && !p->ops) || (p->n_phases && !p->phases))
         return odn_fail(exe, XPB_INVALID_ARGUMENT, "program has a NULL tensor, op or phase array");
+    xpb_status st = check_ops(exe);
+    if (st != XPB_OK)
+        return st;
     for (uint32_t i = 0; i < p->n_tensors; i++) {
         const xpb_tensor_desc *t = xpb_program_tensor(p, i);
         const char *name = t->name ? t->name : "(unnamed)";
@@ -82,7 +175,7 @@ static xpb_status check_program(xpb_executable *exe)
     }
     uint32_t next = 0;
     for (uint32_t i = 0; i < p->n_phases; i++) {
-        const xpb_phase *ph = &p->phases[i];
+        const xpb_phase *ph = xpb_program_phase(p, i);
         if (ph->first_op > p->n_ops || ph->n_ops > p->n_ops - ph->first_op)
             return odn_fail(exe, XPB_INVALID_ARGUMENT,
                             "phase %u '%s' covers ops beyond the program's %u ops", i,
@@ -98,10 +191,6 @@ static xpb_status check_program(xpb_executable *exe)
         const xpb_op *op = xpb_program_op(p, i);
         char label[256];
         odn_op_label(exe, i, label, sizeof label);
-        if (op->kind == 0 || op->kind >= XPB_OP_KIND_END_)
-            return odn_fail(exe, XPB_UNSUPPORTED,
-                            "op %u (layer %s): op kind %u is not in op set %d", i,
-                            op->layer ? op->layer : "(none)", op->kind, XPB_OPSET_VERSION);
         if (op->n_inputs > XPB_MAX_OP_INPUTS || op->n_outputs > XPB_MAX_OP_OUTPUTS)
             return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: %u inputs / %u outputs", label,
                             op->n_inputs, op->n_outputs);
@@ -118,94 +207,15 @@ static xpb_status check_program(xpb_executable *exe)
                 return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: output %u is tensor %u of %u",
                                 label, k, op->outputs[k], p->n_tensors);
     }
+    /* The op set's shape rules (the SDK's shapes.h, docs/ops.md): operand counts, dtypes,
+     * attribute ranges and every tensor's shape, so that the op files can trust them. */
+    char msg[ODN_ERR_SIZE - 16];
+    if ((st = xpb_program_validate(p, msg, sizeof msg)) != XPB_OK)
+        return odn_fail(exe, st, "%s", msg);
     return XPB_OK;
 }
 
-/* ---- op dispatch ---- */
-
-static xpb_status compile_op(xpb_executable *exe, uint32_t i)
-{
-    exe->cur_op = i;
-    if (exe->fuse[i].into != ODN_NONE)
-        return XPB_OK; /* another op's step does this one's work */
-    const xpb_op *op = xpb_program_op(exe->prog, i);
-    switch (op->kind) {
-    case XPB_OP_CONV2D:
-    case XPB_OP_CONV2D_BWD_DATA:
-    case XPB_OP_CONV2D_BWD_WEIGHTS:
-    case XPB_OP_CONV_T2D:
-    case XPB_OP_CONV_T2D_BWD_DATA:
-    case XPB_OP_CONV_T2D_BWD_WEIGHTS:
-        return odn_compile_conv(exe);
-    case XPB_OP_LINEAR:
-    case XPB_OP_LINEAR_BWD_DATA:
-    case XPB_OP_LINEAR_BWD_WEIGHTS:
-        return odn_compile_linear(exe);
-    case XPB_OP_BATCHNORM_TRAIN:
-    case XPB_OP_BATCHNORM_INFER:
-    case XPB_OP_BATCHNORM_BWD:
-        return odn_compile_bnorm(exe);
-    case XPB_OP_INSTANCENORM:
-    case XPB_OP_INSTANCENORM_BWD:
-        return odn_compile_inorm(exe);
-    case XPB_OP_RELU:
-    case XPB_OP_RELU_BWD:
-    case XPB_OP_LEAKY_RELU:
-    case XPB_OP_LEAKY_RELU_BWD:
-    case XPB_OP_TANH:
-    case XPB_OP_TANH_BWD:
-        return odn_compile_eltwise(exe);
-    case XPB_OP_MAXPOOL:
-    case XPB_OP_MAXPOOL_BWD:
-    case XPB_OP_AVGPOOL:
-    case XPB_OP_AVGPOOL_BWD:
-    case XPB_OP_GLOBAL_AVGPOOL:
-    case XPB_OP_GLOBAL_AVGPOOL_BWD:
-        return odn_compile_pool(exe);
-    case XPB_OP_ADD:
-    case XPB_OP_RESHAPE:
-    case XPB_OP_FILL:
-    case XPB_OP_COPY:
-        return odn_compile_elem(exe);
-    case XPB_OP_REFLECTION_PAD:
-    case XPB_OP_REFLECTION_PAD_BWD:
-        return odn_compile_pad(exe);
-    case XPB_OP_SOFTMAX_XENT:
-    case XPB_OP_SOFTMAX_XENT_BWD:
-    case XPB_OP_MSE_LOSS:
-    case XPB_OP_MSE_LOSS_BWD:
-    case XPB_OP_L1_LOSS:
-    case XPB_OP_L1_LOSS_BWD:
-        return odn_compile_loss(exe);
-    case XPB_OP_DROPOUT:
-    case XPB_OP_DROPOUT_BWD:
-        return odn_compile_dropout(exe);
-    case XPB_OP_SGD_UPDATE:
-    case XPB_OP_ADAM_UPDATE:
-        return odn_compile_optim(exe);
-    default: {
-        char label[256];
-        odn_op_label(exe, i, label, sizeof label);
-        return odn_fail(exe, XPB_UNSUPPORTED, "%s: not supported by cpu_onednn", label);
-    }
-    }
-}
-
 /* ---- destroy ---- */
-
-void odn_step_free(odn_step *s)
-{
-    for (uint32_t k = 0; k < s->n; k++)
-        if (s->o[k].mem)
-            dnnl_memory_destroy(s->o[k].mem);
-    if (s->scratch_mem)
-        dnnl_memory_destroy(s->scratch_mem);
-    if (s->prim)
-        dnnl_primitive_destroy(s->prim);
-    if (s->pd)
-        dnnl_primitive_desc_destroy(s->pd);
-    memset(s, 0, sizeof *s);
-}
 
 void odn_destroy(xpb_executable *exe)
 {
@@ -246,13 +256,21 @@ static xpb_status read_options(xpb_executable *exe, const xpb_compile_options *o
     exe->threads = XPB_MEMBER_OR(o, xpb_compile_options, threads, 0u);
     exe->profiling = XPB_MEMBER_OR(o, xpb_compile_options, profiling, 0u);
     exe->keep_all = XPB_MEMBER_OR(o, xpb_compile_options, keep_all, 0u);
+    /* ABI 1.1: absent from a 1.0 host's options, which only ever wrote inputs once */
+    exe->transfer =
+        XPB_MEMBER_OR(o, xpb_compile_options, transfer, (uint32_t)XPB_TRANSFER_RESIDENT);
     if (exe->threads == 0)
         exe->threads = exe->be->default_threads;
+    if (exe->transfer != XPB_TRANSFER_RESIDENT && exe->transfer != XPB_TRANSFER_STREAMED)
+        return odn_fail(exe, XPB_UNSUPPORTED,
+                        "unknown transfer mode %u; supported: resident (0), streamed (1)",
+                        exe->transfer);
     switch (exe->precision) {
     case XPB_PRECISION_FP32:
         return XPB_OK;
     case XPB_PRECISION_BF16_MIXED:
-        if (!odn_bf16_supported())
+        /* offered natively or emulated (device.c); the host decides whether to run emulated */
+        if (!(odn_isa_precisions(odn_cpu_features()) & XPB_PRECISION_BIT(exe->precision)))
             return odn_fail(exe, XPB_UNSUPPORTED,
                             "precision bf16-mixed needs AVX-512 (oneDNN dispatches to %s here)",
                             dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
@@ -289,9 +307,11 @@ static xpb_status allocate_tables(xpb_executable *exe)
         return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: out of memory");
     for (uint32_t i = 0; i < p->n_ops; i++)
         exe->op_phase[i] = ODN_NONE;
-    for (uint32_t k = 0; k < p->n_phases; k++)
-        for (uint32_t i = 0; i < p->phases[k].n_ops; i++)
-            exe->op_phase[p->phases[k].first_op + i] = k;
+    for (uint32_t k = 0; k < p->n_phases; k++) {
+        const xpb_phase *ph = xpb_program_phase(p, k);
+        for (uint32_t i = 0; i < ph->n_ops; i++)
+            exe->op_phase[ph->first_op + i] = k;
+    }
     for (uint32_t i = 0; i < p->n_tensors; i++) {
         exe->t[i].shadow_buf = ODN_NONE;
         exe->t[i].producer_step = ODN_NONE;
@@ -323,7 +343,7 @@ static xpb_status compile_all(xpb_executable *exe)
     }
     op_step[p->n_ops] = exe->n_steps;
     for (uint32_t i = 0; i < p->n_phases; i++) {
-        const xpb_phase *ph = &p->phases[i];
+        const xpb_phase *ph = xpb_program_phase(p, i);
         exe->phase_begin[i] = op_step[ph->first_op];
         exe->phase_end[i] = op_step[ph->first_op + ph->n_ops];
     }
@@ -350,30 +370,31 @@ xpb_status odn_compile_program(xpb_executable **out, xpb_backend *be, const xpb_
 {
     *out = NULL;
     xpb_executable *exe = calloc(1, sizeof *exe);
-    if (!exe) {
-        snprintf(be->err, ODN_ERR_SIZE, "cpu_onednn: compile: out of memory");
-        return XPB_OUT_OF_MEMORY;
-    }
+    if (!exe)
+        return odn_set_error(be->err, XPB_OUT_OF_MEMORY, "compile: out of memory");
     exe->be = be;
     exe->prog = prog;
     exe->cur_op = ODN_NONE;
     xpb_status st;
     if ((st = read_options(exe, opts)) != XPB_OK || (st = check_program(exe)) != XPB_OK ||
         (st = allocate_tables(exe)) != XPB_OK)
-        goto fail;
+        goto destroy_exe;
     odn_set_threads(exe->threads); /* primitives pick their blocking for this thread count */
     if ((st = odn_plan_fusion(exe)) != XPB_OK || (st = compile_all(exe)) != XPB_OK ||
         (st = odn_plan_memory(exe)) != XPB_OK ||
         (st = odn_finalize_steps(exe, exe->steps, exe->n_steps)) != XPB_OK ||
         (st = odn_finalize_steps(exe, exe->prep, exe->n_prep)) != XPB_OK)
-        goto fail;
+        goto destroy_exe;
+    /* Streamed inputs are written inside timed steps: their reorders are made now. */
+    if (exe->transfer == XPB_TRANSFER_STREAMED && (st = odn_transfer_prepare_inputs(exe)) != XPB_OK)
+        goto destroy_exe;
     exe->prep_stale = exe->n_prep > 0;
     if (getenv("XPB_ONEDNN_DUMP"))
         odn_dump_steps(exe, stderr);
     *out = exe;
     return XPB_OK;
 
-fail:
+destroy_exe:
     snprintf(be->err, ODN_ERR_SIZE, "%s", exe->err);
     odn_destroy(exe);
     return st;

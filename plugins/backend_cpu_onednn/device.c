@@ -1,11 +1,21 @@
-/* What device_info reports: the CPU's name, oneDNN's version and the ISA it dispatches to,
- * and peak FLOP/s per precision.
+/* What the backend says about its device, the host's CPUs (device_info with an opened backend,
+ * describe_device without one): the CPU's name, kind CPU, host memory (memory_bytes 0), the
+ * thread count, oneDNN's version with the ISA it dispatches to, the precision policies and
+ * which of them the CPU only emulates, and peak FLOP/s per policy.
+ *
+ * Native or emulated bf16 is decided from two sources that must agree (isa.c): what CPUID says
+ * the processor has, and the ISA oneDNN dispatches to (dnnl_get_effective_cpu_isa, which
+ * DNNL_MAX_CPU_ISA can lower). bf16-mixed is native with AVX512-BF16 or AMX-BF16; on an
+ * AVX-512 CPU without them oneDNN still runs it, converting in software on avx512_core kernels
+ * (Conv6 bf16 training measured 2.3x slower than fp32 on such a Xeon), so it is offered as
+ * emulated.
  *
  * Peaks are measured, not computed: a VM does not tell its clock or how many FMA ports a core
  * has, so the backend times one dense product per precision (dnnl_sgemm 2048^3 for fp32, a
  * bf16 matmul primitive 2048^3 for bf16-mixed; best of a few runs, on the backend's default
  * thread count) the first time device_info asks in this process. That is the rate oneDNN itself
- * reaches on large GEMMs here, a practical ceiling for "share of peak". */
+ * reaches on large GEMMs here, a practical ceiling for "share of peak". describe_device does
+ * not measure (it must be cheap): its peaks are 0, unknown. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +23,53 @@
 
 #include <omp.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "isa.h"
 #include "odn.h"
 
-int odn_bf16_supported(void)
+/* The features CPUID reports (isa.h bits); 0 on other architectures. */
+static uint32_t cpuid_features(void)
 {
-    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-    return (isa & (unsigned)dnnl_cpu_isa_avx512_core) == (unsigned)dnnl_cpu_isa_avx512_core;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    uint32_t ebx = b, edx = d, sub1_eax = 0;
+    if (a >= 1) { /* EAX of subleaf 0: the highest subleaf */
+        __cpuid_count(7, 1, a, b, c, d);
+        sub1_eax = a;
+    }
+    return odn_isa_from_cpuid(ebx, edx, sub1_eax);
+#else
+    return 0;
+#endif
 }
 
-void odn_cpu_name(char *dst, size_t size)
+/* The features the ISA oneDNN dispatches to uses (oneDNN's ISA values are supersets of the
+ * bits of the ISAs below them). */
+static uint32_t dispatch_features(void)
+{
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    uint32_t f = 0;
+    if ((isa & (unsigned)dnnl_cpu_isa_avx512_core) == (unsigned)dnnl_cpu_isa_avx512_core)
+        f |= ODN_ISA_AVX512_CORE;
+    if ((isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16)
+        f |= ODN_ISA_AVX512_BF16;
+    if ((isa & (unsigned)dnnl_cpu_isa_avx512_core_amx) == (unsigned)dnnl_cpu_isa_avx512_core_amx)
+        f |= ODN_ISA_AMX_TILE | ODN_ISA_AMX_BF16;
+    return f;
+}
+
+uint32_t odn_cpu_features(void)
+{
+    return cpuid_features() & dispatch_features();
+}
+
+static void cpu_name(char *dst, size_t size)
 {
     snprintf(dst, size, "unknown CPU");
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -46,11 +94,16 @@ void odn_cpu_name(char *dst, size_t size)
     fclose(f);
 }
 
-void odn_library_string(char *dst, size_t size)
+/* "oneDNN 2.6.3 (avx512_core_bf16, OpenMP runtime)": the version, the ISA oneDNN dispatches
+ * to and its threading runtime. */
+static void library_string(char *dst, size_t size)
 {
     const dnnl_version_t *v = dnnl_version();
-    snprintf(dst, size, "oneDNN %d.%d.%d (%s, %s runtime)", v->major, v->minor, v->patch,
-             dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()), dnnl_runtime2str(v->cpu_runtime));
+    const char *isa = dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());
+    if (strncmp(isa, "cpu_isa_", 8) == 0)
+        isa += 8;
+    snprintf(dst, size, "oneDNN %d.%d.%d (%s, %s runtime)", v->major, v->minor, v->patch, isa,
+             dnnl_runtime2str(v->cpu_runtime));
 }
 
 static double now_seconds(void)
@@ -144,23 +197,46 @@ out:
 static int peaks_done;
 static double peaks[XPB_PRECISION_COUNT];
 
-void odn_measure_peaks(xpb_backend *be)
+/* Fills peak[] with the measured rates of the policies in `precisions`. */
+static void measure_peaks(double *peak, xpb_backend *be, uint32_t precisions)
 {
     if (!peaks_done) {
         int saved = omp_get_max_threads();
         omp_set_num_threads((int)be->default_threads);
         peaks[XPB_PRECISION_FP32] = measure_sgemm();
-        if (odn_bf16_supported())
+        if (precisions & XPB_PRECISION_BIT(XPB_PRECISION_BF16_MIXED))
             peaks[XPB_PRECISION_BF16_MIXED] = measure_bf16_matmul(be);
         omp_set_num_threads(saved);
         peaks_done = 1;
     }
     for (int p = 0; p < XPB_PRECISION_COUNT; p++)
-        be->peak[p] = peaks[p];
+        peak[p] = (precisions & XPB_PRECISION_BIT(p)) ? peaks[p] : 0.0;
 }
 
-void odn_set_threads(uint32_t threads)
+void odn_device_describe(xpb_device_info *out, xpb_backend *be)
 {
-    if (threads && (int)threads != omp_get_max_threads())
-        omp_set_num_threads((int)threads);
+    uint32_t features = odn_cpu_features();
+    uint32_t precisions = odn_isa_precisions(features);
+    if (XPB_HAS_MEMBER(out, xpb_device_info, name))
+        cpu_name(out->name, sizeof out->name);
+    if (XPB_HAS_MEMBER(out, xpb_device_info, driver))
+        out->driver[0] = '\0';
+    if (XPB_HAS_MEMBER(out, xpb_device_info, libraries))
+        library_string(out->libraries, sizeof out->libraries);
+    if (XPB_HAS_MEMBER(out, xpb_device_info, precisions))
+        out->precisions = precisions;
+    if (XPB_HAS_MEMBER(out, xpb_device_info, threads))
+        out->threads = be ? be->default_threads : odn_default_threads();
+    if (XPB_HAS_MEMBER(out, xpb_device_info, memory_bytes))
+        out->memory_bytes = 0; /* host memory */
+    if (XPB_HAS_MEMBER(out, xpb_device_info, peak_flops)) {
+        if (be)
+            measure_peaks(out->peak_flops, be, precisions);
+        else
+            memset(out->peak_flops, 0, sizeof out->peak_flops);
+    }
+    if (XPB_HAS_MEMBER(out, xpb_device_info, kind))
+        out->kind = XPB_DEVICE_CPU;
+    if (XPB_HAS_MEMBER(out, xpb_device_info, emulated_precisions))
+        out->emulated_precisions = odn_isa_emulated(features);
 }

@@ -10,7 +10,7 @@
  *
  * dW comes out in "ohwi" order, a valid layout for the {K,C,KH,KW} weight gradient. Whether
  * this or oneDNN's own implementation runs is decided by timing both at compile (prim_conv.c
- * calls odn_lowered_bwdw_time); the decision is remembered per shape for the process. */
+ * calls odn_lowered_bwdw_wins); the decision is remembered per shape for the process. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,9 @@
-/* Activation memory reuse: every buffer is used by a range of steps (the steps that name it
- * as an operand); buffers whose ranges do not overlap may share arena bytes. Pinned buffers
- * (persistent tensors, host-visible tensors, everything under keep_all, prep-step buffers)
- * span the whole executable. Placement is greedy: largest buffer first, lowest offset that
- * does not collide with an already placed buffer whose range overlaps. */
+/* Buffers and activation memory reuse. A buffer is a piece of the executable's arena: tensor
+ * storage, a reorder temporary, a step-private output. Every buffer is used by a range of steps
+ * (the steps that name it as an operand); buffers whose ranges do not overlap may share arena
+ * bytes. Pinned buffers (persistent tensors, host-visible tensors, everything under keep_all,
+ * prep-step buffers) span the whole executable. Placement is greedy: largest buffer first,
+ * lowest offset that does not collide with an already placed buffer whose range overlaps. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,26 @@
 static size_t align_up(size_t v)
 {
     return (v + ODN_ALIGN - 1) / ODN_ALIGN * ODN_ALIGN;
+}
+
+xpb_status odn_buf_new(uint32_t *out, xpb_executable *exe, size_t bytes, int pinned)
+{
+    if (exe->n_bufs == exe->cap_bufs) {
+        uint32_t cap = exe->cap_bufs ? 2 * exe->cap_bufs : 256;
+        odn_buf *b = realloc(exe->bufs, cap * sizeof *b);
+        if (!b)
+            return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: out of memory (buffers)");
+        exe->bufs = b;
+        exe->cap_bufs = cap;
+    }
+    odn_buf *b = &exe->bufs[exe->n_bufs];
+    memset(b, 0, sizeof *b);
+    b->bytes = bytes ? bytes : 1;
+    b->first = UINT32_MAX;
+    b->last = 0;
+    b->pinned = pinned;
+    *out = exe->n_bufs++;
+    return XPB_OK;
 }
 
 static void mark_uses(xpb_executable *exe, const odn_step *steps, uint32_t n, int pin)

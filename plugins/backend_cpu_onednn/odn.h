@@ -1,16 +1,21 @@
 /* cpu_onednn backend internals (prefix odn_).
  *
- * How a program becomes an executable (compile.c drives it):
+ * How a program becomes an executable (compile.c, the dispatcher, drives it):
  *   1. fusion.c plans which ops another op's primitive absorbs (post-ops, folded batch norm).
- *   2. Ops are compiled in program order into "steps": a oneDNN primitive or an own OpenMP
- *      kernel, each with its operands. Every tensor gets one storage layout (a oneDNN memory
- *      descriptor, decided by the first op that writes it, or for host-written tensors by the
- *      first op that reads it); an op that wants another layout or data type gets a reorder
- *      step into a temporary buffer (operand.c).
+ *   2. Ops are compiled in program order into "steps" (step.c): a oneDNN primitive or an own
+ *      OpenMP kernel, each with its operands. Every tensor gets one storage layout (a oneDNN
+ *      memory descriptor, decided by the first op that writes it, or for host-written tensors
+ *      by the first op that reads it); an op that wants another layout or data type gets a
+ *      reorder step into a temporary buffer (operand.c).
  *   3. memplan.c places every buffer in one arena by the steps that use it (buffers whose
- *      step ranges do not overlap share memory), then primitives and memory objects are
- *      created (compile.c). run() only executes the steps of a phase.
- * Tensors cross the boundary in the canonical layout through reorders (transfer.c). */
+ *      step ranges do not overlap share memory), then step.c creates the primitives and
+ *      memory objects. run() only executes the steps of a phase (run.c).
+ * Tensors cross the boundary in the canonical layout through reorders (transfer.c).
+ *
+ * Files depend on each other in layers, never in a circle (docs/backend-onednn.md shows the
+ * graph): plugin.c -> compile.c -> the op families (prim_*.c, kern_*.c, lower_conv.c) ->
+ * fusion.c, tune.c, operand.c -> step.c, memplan.c, pd.c, precision.c -> md.c, errors.c;
+ * device.c, transfer.c, run.c, dump.c, threads.c and isa.c sit beside them. */
 #ifndef XPB_ODN_H
 #define XPB_ODN_H
 
@@ -31,8 +36,7 @@ struct xpb_backend {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     uint32_t device;
-    uint32_t default_threads;         /* omp_get_max_threads() when the backend was opened */
-    double peak[XPB_PRECISION_COUNT]; /* measured FLOP/s (device.c) */
+    uint32_t default_threads; /* the OpenMP team size when the backend was opened */
     char err[ODN_ERR_SIZE];
 };
 
@@ -121,6 +125,7 @@ struct xpb_executable {
     const xpb_program *prog;
     uint32_t precision;
     uint32_t fusion, threads, profiling, keep_all;
+    uint32_t transfer;     /* xpb_transfer: STREAMED inputs are written in every timed step */
     int bf16;              /* precision is bf16-mixed */
     odn_tensor *t;         /* per program tensor */
     uint32_t *n_consumers; /* per tensor: ops that read it */
@@ -147,21 +152,25 @@ struct xpb_executable {
     size_t arena_bytes;
     char *scratch; /* shared user-mode scratchpad of every primitive */
     size_t scratch_bytes;
-    size_t host_bytes;  /* transfer memory and per-thread kernel scratch */
     double *op_seconds; /* per op, when profiling */
     uint64_t *op_calls;
     char err[ODN_ERR_SIZE];
 };
 
-/* ---- errors (compile.c) ---- */
+/* ---- errors (errors.c) ---- */
 
+/* Formats "cpu_onednn: <message>" into `buf` (ODN_ERR_SIZE bytes: a backend's err, or the static
+ * message of last_error(NULL)) and returns `st`. */
+xpb_status odn_set_error(char *buf, xpb_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Formats "cpu_onednn: <message>" into exe->err and returns `st`. */
 xpb_status odn_fail(xpb_executable *exe, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like odn_fail for a failed oneDNN call made for the current op: names the op, its layer and
  * oneDNN's status. */
 xpb_status odn_dnnl_fail(xpb_executable *exe, dnnl_status_t s, const char *what);
-/* "op <i> <KIND> (layer <name>)" of op i into a static-free caller buffer. */
+/* "op <i> <KIND> (layer '<name>')" of op i into the caller's buffer; KIND is the host's name
+ * for kinds these headers do not know (xpb_op_kind_name). */
 void odn_op_label(const xpb_executable *exe, uint32_t op, char *buf, size_t size);
 
 #define ODN_TRY(exe, call, what)                                                                   \
@@ -171,7 +180,7 @@ void odn_op_label(const xpb_executable *exe, uint32_t op, char *buf, size_t size
             return odn_dnnl_fail((exe), odn_s_, (what));                                           \
     } while (0)
 
-/* ---- memory descriptors and operands (operand.c) ---- */
+/* ---- memory descriptors (md.c) ---- */
 
 /* A dense row-major descriptor of tensor `t`'s logical shape with data type `dt`. */
 void odn_md_plain(dnnl_memory_desc_t *md, const xpb_tensor_desc *t, dnnl_data_type_t dt);
@@ -199,23 +208,68 @@ typedef struct odn_channel_runs {
 /* Fills *l for `md`; 0 when `md` is none of those layouts. */
 int odn_channel_runs_of(const dnnl_memory_desc_t *md, odn_channel_runs *l);
 
-/* The data type the precision policy wants for tensor `tid` when an op may choose
- * (precision.c). */
+/* ---- the bf16-mixed policy (precision.c) ---- */
+
+/* The data type the precision policy wants for tensor `tid` when an op may choose. */
 dnnl_data_type_t odn_pref_dt(const xpb_executable *exe, uint32_t tid);
-/* True when a bf16 reader of tensor `t` gets a bf16 shadow of an fp32 master (precision.c). */
+/* True when a bf16 reader of tensor `t` gets a bf16 shadow of an fp32 master. */
 int odn_keeps_master(const xpb_tensor_desc *t);
-/* The storage descriptor of a tensor that is decided, or NULL. */
-const dnnl_memory_desc_t *odn_tensor_md(const xpb_executable *exe, uint32_t tid);
+
+/* ---- buffers and their placement (memplan.c) ---- */
 
 /* A new buffer of `bytes`; returns XPB_OUT_OF_MEMORY (with a message) on failure. */
 xpb_status odn_buf_new(uint32_t *out, xpb_executable *exe, size_t bytes, int pinned);
+/* Marks buffer use by steps, places buffers in one arena and allocates it. */
+xpb_status odn_plan_memory(xpb_executable *exe);
+
+/* ---- primitive descriptors (pd.c) ---- */
+
+/* Creates a primitive descriptor for `op_desc` with user-mode scratchpad and `post_ops`
+ * (NULL: none). `hint` is the forward primitive descriptor of a backward op. */
+xpb_status odn_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
+                         const_dnnl_post_ops_t post_ops, const_dnnl_primitive_desc_t hint,
+                         const char *what);
+/* Replaces *pd by a primitive descriptor of `alt_desc` when oneDNN picks the same
+ * implementation for it (to write gradients straight in their parameter's layout). */
+void odn_pd_prefer(xpb_executable *exe, dnnl_primitive_desc_t *pd, const void *alt_desc,
+                   const_dnnl_primitive_desc_t hint);
+/* Descriptor `what` (dnnl_query_src_md, ...) of a primitive descriptor; owned by `pd`. */
+const dnnl_memory_desc_t *odn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
+
+/* ---- steps (step.c) ---- */
+
+enum { ODN_LIST_STEPS = 0, ODN_LIST_POST = 1, ODN_LIST_PREP = 2 };
+
+void odn_step_init(odn_step *s, xpb_executable *exe, uint32_t kind);
+/* Adds buffer `buf` directly. */
+void odn_buf_operand(odn_step *s, int arg, uint32_t buf, const dnnl_memory_desc_t *md);
+/* Appends a finished step to `list` as it is (no operand handling). Takes ownership of s->pd
+ * even on failure. */
+xpb_status odn_push_step(xpb_executable *exe, int list, odn_step *s);
+/* Appends the step (and the output reorders its operands asked for). Takes ownership of
+ * s->pd even on failure. */
+xpb_status odn_commit(xpb_executable *exe, odn_step *s);
+/* Appends a reorder step from (src_buf, src_md) to (dst_buf, dst_md) to `list`
+ * (exe->steps, exe->post or exe->prep) for op exe->cur_op. */
+xpb_status odn_emit_reorder(xpb_executable *exe, int list, uint32_t src_buf,
+                            const dnnl_memory_desc_t *src_md, uint32_t dst_buf,
+                            const dnnl_memory_desc_t *dst_md);
+/* Creates the memory objects and primitives of steps (after planning). */
+xpb_status odn_finalize_steps(xpb_executable *exe, odn_step *steps, uint32_t n);
+/* Executes steps [begin, end) of `steps`, timing them per op when profiling. */
+xpb_status odn_exec_steps(xpb_executable *exe, odn_step *steps, uint32_t begin, uint32_t end);
+/* Frees a step's primitive, descriptor and memory objects. */
+void odn_step_free(odn_step *s);
+
+/* ---- storage decisions and operands (operand.c) ---- */
+
+/* The storage descriptor of a tensor that is decided, or NULL; owned by the executable. */
+const dnnl_memory_desc_t *odn_tensor_md(const xpb_executable *exe, uint32_t tid);
 /* Fixes the storage of tensor `tid` to `md` (allocating its buffer). */
 xpb_status odn_decide(xpb_executable *exe, uint32_t tid, const dnnl_memory_desc_t *md);
 /* Makes tensor `tid` share the buffer of tensor `other`, seen through `md`. */
 xpb_status odn_alias(xpb_executable *exe, uint32_t tid, uint32_t other,
                      const dnnl_memory_desc_t *md);
-
-void odn_step_init(odn_step *s, xpb_executable *exe, uint32_t kind);
 /* Adds tensor `tid` as a read operand seen through `want` (NULL: as it is stored; a tensor
  * not yet decided is then stored dense row-major in its preferred type). A reorder into a
  * temporary buffer is emitted first when the storage differs from `want`. */
@@ -234,27 +288,10 @@ xpb_status odn_inout(xpb_executable *exe, odn_step *s, int arg, uint32_t tid,
 /* Adds a step-private buffer of descriptor `md` (a workspace nobody else reads). */
 xpb_status odn_scratch_operand(xpb_executable *exe, odn_step *s, int arg,
                                const dnnl_memory_desc_t *md);
-/* Adds buffer `buf` directly. */
-void odn_buf_operand(odn_step *s, int arg, uint32_t buf, const dnnl_memory_desc_t *md);
-/* Appends the step (and the output reorders its operands asked for). Takes ownership of
- * s->pd even on failure. */
-xpb_status odn_commit(xpb_executable *exe, odn_step *s);
-/* Appends a reorder step from (src_buf, src_md) to (dst_buf, dst_md) to `list`
- * (exe->steps, exe->post or exe->prep) for op exe->cur_op. */
-xpb_status odn_emit_reorder(xpb_executable *exe, int list, uint32_t src_buf,
-                            const dnnl_memory_desc_t *src_md, uint32_t dst_buf,
-                            const dnnl_memory_desc_t *dst_md);
-enum { ODN_LIST_STEPS = 0, ODN_LIST_POST = 1, ODN_LIST_PREP = 2 };
-/* Appends a finished step to `list` as it is (no operand handling). Takes ownership of s->pd
- * even on failure. */
-xpb_status odn_push_step(xpb_executable *exe, int list, odn_step *s);
 
-/* Creates a primitive descriptor for `op_desc` with user-mode scratchpad and `post_ops`
- * (NULL: none). `hint` is the forward primitive descriptor of a backward op. */
-xpb_status odn_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
-                         const_dnnl_post_ops_t post_ops, const_dnnl_primitive_desc_t hint,
-                         const char *what);
-/* Decisions remembered for the rest of the process (tune.c), by kind and key bytes (zero any
+/* ---- implementation choice by timing (tune.c) ---- */
+
+/* Decisions remembered for the rest of the process, by kind and key bytes (zero any
  * padding): odn_memo_find sets *value and returns 1 when `key` was added before. */
 enum { ODN_MEMO_TUNE = 1, ODN_MEMO_LOWER = 2 };
 int odn_memo_find(int kind, const void *key, size_t size, int *value);
@@ -264,24 +301,26 @@ void odn_memo_add(int kind, const void *key, size_t size, int value);
 /* Like odn_pd_create, but under bf16-mixed (and fp32 with ODN_TUNE_FP32) it times every
  * implementation oneDNN offers with these post-ops (plus the reorders from want[k], the layout
  * argument args[k] is stored in, to what the candidate reads; NULL: no cost) and keeps the
- * fastest (tune.c). The choice is remembered per `op_desc` (desc_size bytes) and post-ops for
- * the rest of the process. */
+ * fastest. The choice is remembered per `op_desc` (desc_size bytes) and post-ops for the rest
+ * of the process. */
 xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
                         size_t desc_size, const_dnnl_post_ops_t po, unsigned flags,
                         const_dnnl_primitive_desc_t hint, const int *args,
                         const dnnl_memory_desc_t *const *want, int n_want, const char *what);
-/* Replaces *pd by a primitive descriptor of `alt_desc` when oneDNN picks the same
- * implementation for it (to write gradients straight in their parameter's layout). */
-void odn_pd_prefer(xpb_executable *exe, dnnl_primitive_desc_t *pd, const void *alt_desc,
-                   const_dnnl_primitive_desc_t hint);
-/* Descriptor `what` (dnnl_query_src_md, ...) of a primitive descriptor. */
-const dnnl_memory_desc_t *odn_pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what);
 
 #define ODN_TUNE_RUNS 3 /* timed executions per candidate; the fastest counts */
-/* Seconds one execution of `pd` takes on scratch memory (best of ODN_TUNE_RUNS), plus the reorders
- * from want[k] to what it reads for argument args[k]; negative when it cannot run (tune.c). */
+/* Seconds one execution of `pd` takes on scratch memory (best of ODN_TUNE_RUNS), plus the
+ * reorders from want[k] to what it reads for argument args[k]; negative when it cannot run. */
 double odn_time_pd(xpb_executable *exe, const_dnnl_primitive_desc_t pd, const int *args,
                    const dnnl_memory_desc_t *const *want, int n_want);
+
+/* ---- fusion (fusion.c) ---- */
+
+/* Fills exe->fuse: which ops other ops absorb (exe->fusion on, keep_all off). */
+xpb_status odn_plan_fusion(xpb_executable *exe);
+/* Post-ops for the chain op `op` heads (eltwise / sum); *out NULL when there are none. The
+ * caller destroys *out. */
+xpb_status odn_fused_post_ops(dnnl_post_ops_t *out, xpb_executable *exe, uint32_t op);
 
 /* ---- convolution backward weights as im2col + matmul (lower_conv.c) ---- */
 
@@ -299,16 +338,11 @@ int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_dat
 xpb_status odn_emit_lowered_bwdw(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
                                  uint32_t dy, uint32_t x, uint32_t dw, uint32_t db);
 
-/* ---- memory planning (memplan.c) ---- */
-
-/* Marks buffer use by steps, places buffers in one arena and allocates it. */
-xpb_status odn_plan_memory(xpb_executable *exe);
-
 /* ---- op families: each compiles program op exe->cur_op into steps ---- */
 
 xpb_status odn_compile_conv(xpb_executable *exe);    /* prim_conv.c: CONV2D*, CONV_T2D* */
 xpb_status odn_compile_linear(xpb_executable *exe);  /* prim_ip.c: LINEAR* */
-xpb_status odn_compile_bnorm(xpb_executable *exe);   /* prim_bnorm.c: BATCHNORM_*, INSTANCENORM* */
+xpb_status odn_compile_bnorm(xpb_executable *exe);   /* prim_bnorm.c: BATCHNORM_* */
 xpb_status odn_compile_eltwise(xpb_executable *exe); /* prim_eltwise.c: RELU, LEAKY_RELU, TANH */
 xpb_status odn_compile_pool(xpb_executable *exe);    /* prim_pool.c: *POOL* */
 xpb_status odn_compile_elem(xpb_executable *exe);    /* kern_elem.c: ADD, RESHAPE, FILL, COPY */
@@ -317,14 +351,6 @@ xpb_status odn_compile_inorm(xpb_executable *exe);   /* kern_inorm.c: INSTANCENO
 xpb_status odn_compile_loss(xpb_executable *exe);    /* kern_loss.c: SOFTMAX_XENT*, *_LOSS* */
 xpb_status odn_compile_dropout(xpb_executable *exe); /* kern_dropout.c */
 xpb_status odn_compile_optim(xpb_executable *exe);   /* kern_optim.c: SGD_UPDATE, ADAM_UPDATE */
-
-/* ---- fusion (fusion.c) ---- */
-
-/* Fills exe->fuse: which ops other ops absorb (exe->fusion on, keep_all off). */
-xpb_status odn_plan_fusion(xpb_executable *exe);
-/* Post-ops for the chain op `op` heads (eltwise / sum); *out NULL when there are none. The
- * caller destroys *out. */
-xpb_status odn_fused_post_ops(dnnl_post_ops_t *out, xpb_executable *exe, uint32_t op);
 
 /* ---- bf16 conversions (the policy is precision.c) ---- */
 
@@ -363,32 +389,55 @@ static inline void odn_store(void *p, dnnl_data_type_t dt, int64_t i, float v)
         ((float *)p)[i] = v;
 }
 
-/* ---- runtime (run.c, transfer.c, device.c) ---- */
+/* ---- the dispatcher (compile.c) ---- */
 
-/* Executes steps [begin, end) of `steps`, timing them per op when profiling. */
-xpb_status odn_exec_steps(xpb_executable *exe, odn_step *steps, uint32_t begin, uint32_t end);
-/* Creates the memory objects and primitives of steps (after planning). */
-xpb_status odn_finalize_steps(xpb_executable *exe, odn_step *steps, uint32_t n);
-/* Prints every step (op, primitive and implementation or kernel, operands with their layouts)
- * to `f`: compile does it when the environment variable XPB_ONEDNN_DUMP is set. */
-void odn_dump_steps(const xpb_executable *exe, FILE *f);
-/* Frees a step's primitive, descriptor and memory objects. */
-void odn_step_free(odn_step *s);
+/* compile(): *out is owned by the caller and released with odn_destroy. On failure the message
+ * is in be->err. */
+xpb_status odn_compile_program(xpb_executable **out, xpb_backend *be, const xpb_program *prog,
+                               const xpb_compile_options *opts);
+/* destroy(): frees everything the executable holds; NULL is a no-op. */
+void odn_destroy(xpb_executable *exe);
+
+/* ---- running and reporting (run.c) ---- */
+
+xpb_status odn_run(xpb_executable *exe, uint32_t phase);
+xpb_status odn_profile_read(xpb_executable *exe, xpb_op_profile *out, uint32_t capacity,
+                            uint32_t *count);
+xpb_status odn_memory_stats(xpb_executable *exe, xpb_memory_stats *out);
+
+/* ---- the host boundary (transfer.c) ---- */
 
 xpb_status odn_write(xpb_executable *exe, uint32_t tensor, const void *data, size_t bytes);
+/* write() restricted to INPUT tensors; done when it returns (see transfer.c). */
+xpb_status odn_write_async(xpb_executable *exe, uint32_t tensor, const void *data, size_t bytes);
 xpb_status odn_read(xpb_executable *exe, uint32_t tensor, void *data, size_t bytes);
+/* Creates the transfer reorders of every host-written INPUT tensor now, so that writing a
+ * streamed batch in a timed step creates nothing (after planning). */
+xpb_status odn_transfer_prepare_inputs(xpb_executable *exe);
 /* Frees the transfer objects of every tensor. */
 void odn_transfer_free(xpb_executable *exe);
 
-/* Sets the OpenMP thread count for this executable's work. */
+/* ---- steps as text (dump.c) ---- */
+
+/* Prints every step (op, primitive and implementation or kernel, operands with their layouts)
+ * to `f`: compile does it when the environment variable XPB_ONEDNN_DUMP is set. */
+void odn_dump_steps(const xpb_executable *exe, FILE *f);
+
+/* ---- threads (threads.c) ---- */
+
+/* The OpenMP team size of the calling thread (OMP_NUM_THREADS or all CPUs), at least 1. */
+uint32_t odn_default_threads(void);
+/* Sets the OpenMP thread count for this executable's work (0: leave it). */
 void odn_set_threads(uint32_t threads);
 
-/* CPU name, library string and measured peaks (device.c). */
-void odn_cpu_name(char *dst, size_t size);
-void odn_library_string(char *dst, size_t size);
-/* True when oneDNN can run bf16 primitives here (AVX-512 core or better). */
-int odn_bf16_supported(void);
-/* Measures the fp32 (dnnl_sgemm) and bf16 (matmul) rates once; see docs/backend-guide.md. */
-void odn_measure_peaks(xpb_backend *be);
+/* ---- the device (device.c) ---- */
+
+/* The isa.h feature bits that both CPUID and the ISA oneDNN dispatches to have. */
+uint32_t odn_cpu_features(void);
+/* Fills the members of *out that out->struct_size covers: name, kind CPU, memory 0 (host
+ * memory), libraries (oneDNN's version and ISA), precisions and emulated precisions, threads,
+ * and with an opened backend `be` the measured peaks (measured once per process; NULL: peaks
+ * 0, unknown, nothing is measured). */
+void odn_device_describe(xpb_device_info *out, xpb_backend *be);
 
 #endif
