@@ -96,8 +96,10 @@ static int permission_case(void)
     if (xpb_rapl_open(&r, root) != -1 || r.n != 0)
         return 1;
     if (!strstr(r.reason, "permission: ") ||
-        !strstr(r.reason, "intel-rapl:0/energy_uj is readable by root only"))
+        !strstr(r.reason, "intel-rapl:0/energy_uj is readable by root only")) {
+        fprintf(stderr, "unexpected reason: %s\n", r.reason);
         return 2;
+    }
     return 0;
 }
 
