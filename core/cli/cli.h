@@ -19,5 +19,7 @@ int xpb_cli_run(int argc, char **argv);
 int xpb_cli_show(int argc, char **argv);
 int xpb_cli_upload(int argc, char **argv);
 int xpb_cli_conformance(int argc, char **argv);
+int xpb_cli_report(int argc, char **argv);  /* exit 0 written, 1 not written, 2, 3 */
+int xpb_cli_compare(int argc, char **argv); /* exit 0 no regression, 1 a regression, 2, 3 */
 
 #endif

@@ -17,6 +17,8 @@ static const struct {
     {"validate", xpb_cli_validate, "check a scenario file without running it"},
     {"run", xpb_cli_run, "run a scenario and write a results file"},
     {"show", xpb_cli_show, "print the table of a results file"},
+    {"report", xpb_cli_report, "turn results files into an HTML, Markdown or CSV report"},
+    {"compare", xpb_cli_compare, "what got faster or slower between two results files"},
     {"conformance", xpb_cli_conformance, "check a backend against the reference backend"},
     {"upload", xpb_cli_upload, "publish a results file to the leaderboard"},
 };

@@ -1,0 +1,161 @@
+/* `xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]`: what got
+ * faster or slower run by run, and whether the difference is real (core/report/report_diff.h);
+ * exits 1 when a run got significantly slower by more than the threshold, so that it can gate
+ * a CI job. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report_diff.h"
+#include "results.h"
+
+#define COMPARE_USAGE                                                                              \
+    "usage: xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]\n"
+#define MAX_IGNORED 32
+
+typedef struct compare_args {
+    const char *old_path, *new_path;
+    double threshold;
+    char *ignore_text; /* owned copy of --ignore, split in place */
+    const char *ignore[MAX_IGNORED];
+    size_t n_ignore;
+} compare_args;
+
+static void help(void)
+{
+    printf(COMPARE_USAGE
+           "\nMatches the runs of two results files by configuration and prints, per run, the "
+           "old and new\nmedian throughput, the change with its 95%% interval (Welch, on the "
+           "repeats) and a verdict:\nfaster, slower or no significant difference.\n\n"
+           "  --threshold PCT  how much slower a run must be to fail the comparison (5%%, 0.5, "
+           "...;\n                   default 5%%)\n"
+           "  --ignore KEYS    config keys to leave out of the matching, comma-separated (e.g. "
+           "threads,\n                   to compare a run on 2 threads with one on 1)\n\n"
+           "Exit codes: 0 no run significantly slower than the threshold, 1 a run significantly "
+           "slower\nby more than the threshold or no longer finishing, 2 usage, 3 a results file "
+           "is bad.\n");
+}
+
+/* "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; -1 when not a percentage in [0, 100). */
+static double parse_threshold(const char *text)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || (*end && strcmp(end, "%") != 0) || !(v >= 0) || !(v < 100))
+        return -1;
+    return v / 100;
+}
+
+static int split_ignore(compare_args *a, const char *value)
+{
+    free(a->ignore_text);
+    a->n_ignore = 0;
+    if (!(a->ignore_text = strdup(value)))
+        return -1;
+    for (char *save = NULL, *k = strtok_r(a->ignore_text, ",", &save); k;
+         k = strtok_r(NULL, ",", &save))
+        if (a->n_ignore < MAX_IGNORED)
+            a->ignore[a->n_ignore++] = k;
+    return 0;
+}
+
+/* Parses argv; returns -1 after printing a usage error, 1 after --help, 0 otherwise. */
+static int parse_args(compare_args *a, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            help();
+            return 1;
+        } else if ((strcmp(arg, "--threshold") == 0 || strcmp(arg, "--ignore") == 0) && !value) {
+            fprintf(stderr, "xpubench compare: %s expects a value\n" COMPARE_USAGE, arg);
+            return -1;
+        } else if (strcmp(arg, "--threshold") == 0) {
+            if ((a->threshold = parse_threshold(value)) < 0) {
+                fprintf(stderr,
+                        "xpubench compare: --threshold %s: expected a percentage 0..100 "
+                        "such as 5%%\n",
+                        value);
+                return -1;
+            }
+            i++;
+        } else if (strcmp(arg, "--ignore") == 0) {
+            if (split_ignore(a, value) != 0)
+                return -1;
+            i++;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            fprintf(stderr, "xpubench compare: unknown option '%s'\n" COMPARE_USAGE, arg);
+            return -1;
+        } else if (!a->old_path || !a->new_path) {
+            *(a->old_path ? &a->new_path : &a->old_path) = arg;
+        } else {
+            fprintf(stderr, "xpubench compare: unexpected argument '%s'\n" COMPARE_USAGE, arg);
+            return -1;
+        }
+    }
+    if (!a->new_path) {
+        fprintf(stderr, "xpubench compare: expected two results files\n" COMPARE_USAGE);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether `key` is a config key of some run of doc. */
+static int config_key_in(const json_t *doc, const char *key)
+{
+    const json_t *runs = json_object_get(doc, "runs");
+    for (size_t i = 0; i < json_array_size(runs); i++)
+        if (json_object_get(json_object_get(json_array_get(runs, i), "config"), key))
+            return 1;
+    return 0;
+}
+
+static int run_compare(const compare_args *a, json_t *old_doc, json_t *new_doc)
+{
+    for (size_t i = 0; i < a->n_ignore; i++)
+        if (!config_key_in(old_doc, a->ignore[i]) && !config_key_in(new_doc, a->ignore[i])) {
+            fprintf(stderr,
+                    "xpubench compare: --ignore %s: no run of either file has that config key "
+                    "(docs/results.md lists them: backend, threads, batch, ...)\n",
+                    a->ignore[i]);
+            return XPB_EXIT_USAGE;
+        }
+    xpb_diff c;
+    if (xpb_diff_docs(&c, old_doc, new_doc, a->threshold, a->ignore, a->n_ignore) != XPB_OK) {
+        fprintf(stderr, "xpubench compare: out of memory\n");
+        return XPB_EXIT_FAILURE;
+    }
+    int rc = xpb_diff_print(stdout, &c, a->old_path, a->new_path) != XPB_OK ? XPB_EXIT_FAILURE
+             : c.regressions                                                ? XPB_EXIT_FAILURE
+                                                                            : XPB_EXIT_OK;
+    xpb_diff_free(&c);
+    return rc;
+}
+
+int xpb_cli_compare(int argc, char **argv)
+{
+    compare_args a = {.threshold = 0.05};
+    json_t *old_doc = NULL, *new_doc = NULL;
+    xpb_err err = {{0}};
+    int rc = parse_args(&a, argc, argv);
+    if (rc != 0) {
+        rc = rc > 0 ? XPB_EXIT_OK : XPB_EXIT_USAGE;
+        goto free_args;
+    }
+    if (xpb_results_load(&old_doc, a.old_path, &err) != XPB_OK ||
+        xpb_results_load(&new_doc, a.new_path, &err) != XPB_OK) {
+        fprintf(stderr, "xpubench compare: %s\n", err.msg);
+        rc = XPB_EXIT_INPUT;
+        goto free_docs;
+    }
+    rc = run_compare(&a, old_doc, new_doc);
+free_docs:
+    json_decref(old_doc);
+    json_decref(new_doc);
+free_args:
+    free(a.ignore_text);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/* Interference (see report_sections.h): the runs during which other processes took more than
+ * a few percent of the machine (metrics.interference.flagged), whose numbers are not their own. */
+#include <math.h>
+#include <string.h>
+
+#include "report_runs.h"
+#include "report_sections.h"
+
+#define DESC                                                                                       \
+    (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_BATCH | XPB_COL_PRECISION |             \
+     XPB_COL_BACKEND | XPB_COL_FUSION | XPB_COL_THREADS)
+
+static xpb_status flagged_table(xpb_report *r, xpb_report_section *s)
+{
+    const char *headers[1 + 9 + 3] = {"id"};
+    size_t nd = xpb_rrun_desc_headers(r, headers + 1, DESC);
+    headers[nd + 1] = "others %";
+    headers[nd + 2] = "steal %";
+    headers[nd + 3] = "load 1m";
+    xpb_report_table *t = xpb_report_table_new(r, s, "flagged", "Disturbed runs", headers, nd + 4);
+    if (!t)
+        return XPB_OUT_OF_MEMORY;
+    t->note = "others = CPU time other processes took during the timed steps, as a share of the "
+              "machine (flagged above 5%); steal = the part a hypervisor gave to other guests";
+    for (size_t i = 0; i < r->runs->n; i++) {
+        const xpb_rrun *run = &r->runs->items[i];
+        if (!run->flagged)
+            continue;
+        xpb_report_cell *c = xpb_report_row(r, t);
+        if (!c)
+            return XPB_OUT_OF_MEMORY;
+        xpb_cell_text(&c[0], run->id);
+        xpb_rrun_desc_cells(r, &c[1], run, DESC);
+        xpb_rrun_cell(r, &c[nd + 1], run, "metrics.interference.other_cpu_share", XPB_UNIT_PERCENT);
+        xpb_rrun_cell(r, &c[nd + 2], run, "metrics.interference.steal_share", XPB_UNIT_PERCENT);
+        xpb_rrun_cell(r, &c[nd + 3], run, "metrics.interference.load_1m", XPB_UNIT_NONE);
+    }
+    return XPB_OK;
+}
+
+xpb_status xpb_report_interference(xpb_report *r)
+{
+    xpb_report_section *s = xpb_report_section_new(r, "interference", "Interference");
+    if (!s)
+        return XPB_OUT_OF_MEMORY;
+    size_t flagged = 0, recorded = 0, measured = 0;
+    double most = NAN;
+    for (size_t i = 0; i < r->runs->n; i++) {
+        const xpb_rrun *run = &r->runs->items[i];
+        const json_t *share = xpb_json_at(run->metrics, "interference.other_cpu_share");
+        flagged += (size_t)run->flagged;
+        recorded += xpb_json_at(run->metrics, "interference") != NULL;
+        if (json_is_number(share)) {
+            measured++;
+            most = isnan(most) || json_number_value(share) > most ? json_number_value(share) : most;
+        }
+    }
+    xpb_status st;
+    char most_text[48];
+    xpb_report_format_value(most_text, sizeof most_text, measured ? most : 0, XPB_UNIT_PERCENT);
+    if (recorded == 0)
+        st = xpb_report_text(r, s,
+                             "Not recorded: the files are older than schema version 2, "
+                             "which records what other processes did during each run.");
+    else if (flagged == 0)
+        st = xpb_report_text(r, s,
+                             "No run was disturbed: other processes took at most %s%% of the "
+                             "machine during any run's timed steps (%zu runs measured).",
+                             most_text, measured);
+    else
+        st = xpb_report_text(r, s,
+                             "%zu of %zu runs were disturbed by other processes (marked ! next to "
+                             "their throughputs and speedups): their numbers are not their own; "
+                             "run them again on a quiet machine before publishing them.",
+                             flagged, r->runs->n);
+    return st == XPB_OK && flagged ? flagged_table(r, s) : st;
+}

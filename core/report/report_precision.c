@@ -1,0 +1,105 @@
+/* fp32 against the other precision policies (see report_sections.h): the two throughputs, the
+ * speedup with its interval and the losses of the first and last timed steps, then per pair a
+ * chart of both loss curves (metrics.loss.series), so that a faster policy can be seen to
+ * learn the same. */
+#include <math.h>
+#include <string.h>
+
+#include "report_runs.h"
+#include "report_sections.h"
+
+#define DESC                                                                                       \
+    (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_BATCH | XPB_COL_BACKEND |               \
+     XPB_COL_FUSION | XPB_COL_THREADS)
+
+static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rcmp *cmps, size_t n)
+{
+    const char *headers[9 + 8];
+    size_t nd = xpb_rrun_desc_headers(r, headers, DESC);
+    static const char *const more[] = {"precision",  "fp32 samples/s",  "samples/s",
+                                       "speedup ×",  "fp32 loss first", "fp32 loss last",
+                                       "loss first", "loss last"};
+    memcpy(headers + nd, more, sizeof more);
+    xpb_report_table *t =
+        xpb_report_table_new(r, s, "table", "fp32 against other precisions", headers, nd + 8);
+    if (!t)
+        return XPB_OUT_OF_MEMORY;
+    t->note = "loss first/last: the loss of the first and of the last timed step; "
+              "emulated: the device has no native support for the policy";
+    for (size_t i = 0; i < n; i++) {
+        const xpb_rrun *base = cmps[i].base, *cand = cmps[i].cand;
+        xpb_report_cell *c = xpb_report_row(r, t);
+        if (!c)
+            return XPB_OUT_OF_MEMORY;
+        xpb_rrun_desc_cells(r, c, cand, DESC);
+        xpb_rrun_desc_cells(r, &c[nd], cand, XPB_COL_PRECISION);
+        xpb_rrun_throughput_cell(r, &c[nd + 1], base);
+        xpb_rrun_throughput_cell(r, &c[nd + 2], cand);
+        xpb_rcmp_speedup_cell(r, &c[nd + 3], &cmps[i]);
+        xpb_rrun_cell(r, &c[nd + 4], base, "metrics.loss.first", XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 5], base, "metrics.loss.last", XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 6], cand, "metrics.loss.first", XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 7], cand, "metrics.loss.last", XPB_UNIT_NONE);
+    }
+    return XPB_OK;
+}
+
+/* Adds the loss series of `run` to the chart; returns its number of points, -1 when out of
+ * memory. */
+static int add_series(xpb_report *r, xpb_chart *c, const xpb_rrun *run, int color)
+{
+    const json_t *series = xpb_json_at(run->metrics, "loss.series");
+    xpb_chart_series *s = xpb_chart_series_new(
+        r, c,
+        xpb_arena_printf(&r->arena, "%s%s", run->precision, run->emulated ? " (emulated)" : ""),
+        XPB_SERIES_LINE | XPB_SERIES_POINTS | (color ? XPB_SERIES_DASHED : 0u), color);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < json_array_size(series); i++) {
+        const json_t *p = json_array_get(series, i);
+        const json_t *step = json_object_get(p, "step"), *loss = json_object_get(p, "loss");
+        if (json_is_integer(step) && json_is_number(loss) &&
+            xpb_chart_point(r, s, (double)json_integer_value(step), json_number_value(loss), NAN,
+                            NAN) != XPB_OK)
+            return -1;
+    }
+    return (int)s->n;
+}
+
+static xpb_status loss_chart(xpb_report *r, xpb_report_section *s, const xpb_rcmp *k, size_t i)
+{
+    const char *label = xpb_rrun_label(r, k->cand, DESC);
+    xpb_chart *c =
+        label ? xpb_report_chart_new(r, s, XPB_CHART_XY, xpb_arena_printf(&r->arena, "loss-%zu", i),
+                                     xpb_arena_printf(&r->arena, "Loss against step: %s", label))
+              : NULL;
+    if (!c)
+        return XPB_OUT_OF_MEMORY;
+    c->x_label = "timed step (over all repeats)";
+    c->y_label = "loss";
+    c->x_unit = XPB_UNIT_COUNT;
+    c->y_unit = XPB_UNIT_NONE;
+    int na = add_series(r, c, k->base, 0), nb = add_series(r, c, k->cand, 1);
+    if (na < 0 || nb < 0)
+        return XPB_OUT_OF_MEMORY;
+    if (na == 0 && nb == 0)
+        c->note = "no loss series in the file (version 1, or a program without a loss)";
+    return XPB_OK;
+}
+
+xpb_status xpb_report_precision(xpb_report *r)
+{
+    xpb_report_section *s = xpb_report_section_new(r, "precision", "Precision");
+    xpb_rcmp *cmps;
+    size_t n;
+    if (!s || xpb_rcmps_of(r, "precision", &cmps, &n) != XPB_OK)
+        return XPB_OUT_OF_MEMORY;
+    if (n == 0)
+        return xpb_report_text(r, s,
+                               "No precision comparison: no two finished runs differ only "
+                               "in their precision policy, one of them fp32.");
+    xpb_status st = pairs_table(r, s, cmps, n);
+    for (size_t i = 0; st == XPB_OK && i < n; i++)
+        st = loss_chart(r, s, &cmps[i], i);
+    return st;
+}

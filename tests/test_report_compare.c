@@ -1,0 +1,232 @@
+/* Run-by-run comparison of two results files (core/report/report_diff.h, `xpubench compare`):
+ * a file against itself has no significant difference; a run made slower is found and counts
+ * as a regression beyond the threshold only; faster runs, noise, runs that stopped finishing,
+ * runs only in one file, runs of the same configuration, ignored config keys, and the text. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report_diff.h"
+#include "test_report_fixture.h"
+
+/* Repeats with 2% spread (noisy) or 0.1% spread (tight), around x. */
+#define NOISY(x)                                                                                   \
+    {                                                                                              \
+        (x) * 1.00, (x)*1.02, (x)*0.98                                                             \
+    }
+#define TIGHT(x)                                                                                   \
+    {                                                                                              \
+        (x) * 1.000, (x)*1.001, (x)*0.999                                                          \
+    }
+
+/* Old: four runs. scale[i] multiplies run i's throughput; status[i] replaces its status. */
+static json_t *doc(const double scale[4], const char *const status[4])
+{
+    json_t *d = fx_doc(NULL);
+    fx_add(d,
+           &(fx_run){.id = "slow", .batch = 1, .tp = TIGHT(100 * scale[0]), .status = status[0]});
+    fx_add(d,
+           &(fx_run){.id = "fast", .batch = 2, .tp = TIGHT(100 * scale[1]), .status = status[1]});
+    fx_add(d,
+           &(fx_run){.id = "noisy", .batch = 4, .tp = NOISY(100 * scale[2]), .status = status[2]});
+    fx_add(d,
+           &(fx_run){.id = "same", .batch = 8, .tp = TIGHT(100 * scale[3]), .status = status[3]});
+    fx_finish(d);
+    return d;
+}
+
+static const double ones[4] = {1, 1, 1, 1};
+static const char *const oks[4] = {NULL, NULL, NULL, NULL};
+
+static const xpb_diff_row *row(const xpb_diff *c, const char *id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->rows[i].id, id) == 0)
+            return &c->rows[i];
+    fail_msg("no row %s", id);
+    return NULL;
+}
+
+static void test_against_itself(void **state)
+{
+    (void)state;
+    json_t *a = doc(ones, oks);
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, a, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(c.n, 4);
+    assert_int_equal(c.count[XPB_DIFF_SAME], 4);
+    assert_int_equal(c.regressions, 0);
+    for (size_t i = 0; i < c.n; i++) {
+        assert_true(c.rows[i].change.estimate == 1);
+        assert_true(c.rows[i].change.low < 1 && c.rows[i].change.high > 1);
+    }
+    assert_true(c.geomean == 1);
+    xpb_diff_free(&c);
+    json_decref(a);
+}
+
+static void test_slower_and_faster(void **state)
+{
+    (void)state;
+    json_t *a = doc(ones, oks);
+    const double scale[4] = {0.6, 1.3, 1.01, 1};
+    json_t *b = doc(scale, oks);
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    const xpb_diff_row *slow = row(&c, "slow"), *fast = row(&c, "fast");
+    assert_int_equal(slow->verdict, XPB_DIFF_SLOWER);
+    assert_true(slow->regression);
+    assert_true(fabs(slow->change.estimate - 0.6) < 1e-9);
+    assert_true(slow->change.high < 1);
+    assert_int_equal(fast->verdict, XPB_DIFF_FASTER);
+    assert_false(fast->regression);
+    assert_true(fabs(fast->change.estimate - 1.3) < 1e-9 && fast->change.low > 1);
+    assert_int_equal(row(&c, "noisy")->verdict, XPB_DIFF_SAME); /* 1% inside 2% noise */
+    assert_int_equal(row(&c, "same")->verdict, XPB_DIFF_SAME);
+    assert_int_equal(c.regressions, 1);
+    assert_true(fabs(c.geomean - pow(0.6 * 1.3 * 1.01, 0.25)) < 1e-9);
+    xpb_diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* 3% slower, measured tightly: significant; a regression only below a 3% threshold. */
+static void test_threshold(void **state)
+{
+    (void)state;
+    json_t *a = doc(ones, oks);
+    const double scale[4] = {0.97, 1, 1, 1};
+    json_t *b = doc(scale, oks);
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(row(&c, "slow")->verdict, XPB_DIFF_SLOWER);
+    assert_int_equal(c.regressions, 0);
+    xpb_diff_free(&c);
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.02, NULL, 0), XPB_OK);
+    assert_int_equal(c.regressions, 1);
+    xpb_diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* A run that finished in OLD and failed in NEW is a regression; the other way round is not. */
+static void test_status_changes(void **state)
+{
+    (void)state;
+    const char *const old_status[4] = {NULL, "failed", "unsupported", NULL};
+    const char *const new_status[4] = {"failed", NULL, "unsupported", NULL};
+    json_t *a = doc(ones, old_status), *b = doc(ones, new_status);
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(row(&c, "slow")->verdict, XPB_DIFF_BROKEN);
+    assert_true(row(&c, "slow")->regression);
+    assert_int_equal(row(&c, "fast")->verdict, XPB_DIFF_FIXED);
+    assert_int_equal(row(&c, "noisy")->verdict, XPB_DIFF_NOT_RUN);
+    assert_int_equal(c.regressions, 1);
+    assert_true(isnan(row(&c, "slow")->change.estimate));
+    xpb_diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* Matching is by configuration, not by id; repeated configurations pair up in order; keys can
+ * be left out of the matching. */
+static void test_matching(void **state)
+{
+    (void)state;
+    json_t *a = fx_doc(NULL), *b = fx_doc(NULL);
+    fx_add(a, &(fx_run){.id = "x", .batch = 1, .threads = 2, .tp = TIGHT(100)});
+    fx_add(a, &(fx_run){.id = "dup", .batch = 2, .threads = 2, .tp = TIGHT(10)});
+    fx_add(a, &(fx_run){.id = "dup#2", .batch = 2, .threads = 2, .tp = TIGHT(20)});
+    fx_add(a, &(fx_run){.id = "gone", .batch = 4, .threads = 2, .tp = TIGHT(30)});
+    fx_add(b, &(fx_run){.id = "renamed", .batch = 2, .threads = 2, .tp = TIGHT(10)});
+    fx_add(b, &(fx_run){.id = "renamed#2", .batch = 2, .threads = 2, .tp = TIGHT(20)});
+    fx_add(b, &(fx_run){.id = "one-thread", .batch = 1, .threads = 1, .tp = TIGHT(55)});
+    fx_add(b, &(fx_run){.id = "new", .batch = 64, .threads = 2, .tp = TIGHT(30)});
+    fx_finish(a);
+    fx_finish(b);
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    assert_true(row(&c, "renamed")->old_tp == 10 && row(&c, "renamed#2")->old_tp == 20);
+    assert_int_equal(row(&c, "renamed")->verdict, XPB_DIFF_SAME);
+    assert_int_equal(row(&c, "one-thread")->verdict, XPB_DIFF_ONLY_NEW);
+    assert_int_equal(row(&c, "new")->verdict, XPB_DIFF_ONLY_NEW);
+    assert_int_equal(row(&c, "gone")->verdict, XPB_DIFF_ONLY_OLD);
+    assert_int_equal(row(&c, "x")->verdict, XPB_DIFF_ONLY_OLD);
+    assert_int_equal(c.regressions, 0);
+    xpb_diff_free(&c);
+    const char *ignore[] = {"threads"};
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, ignore, 1), XPB_OK);
+    const xpb_diff_row *t = row(&c, "one-thread");
+    assert_int_equal(t->verdict, XPB_DIFF_SLOWER); /* 2 threads -> 1: 45% slower */
+    assert_true(t->regression && t->old_tp == 100);
+    xpb_diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* What xpb_diff_print prints, NUL-terminated; the caller frees it. */
+static char *printed(const xpb_diff *c)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(xpb_diff_print(f, c, "old.json", "new.json"), XPB_OK);
+    long len = ftell(f);
+    char *text = malloc((size_t)len + 1);
+    assert_non_null(text);
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void test_text(void **state)
+{
+    (void)state;
+    json_t *a = doc(ones, oks);
+    const double scale[4] = {0.6, 1.3, 1.01, 1};
+    json_t *b = doc(scale, oks);
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    char *text = printed(&c);
+    assert_non_null(
+        strstr(text, "old: old.json (scenario t, created 2026-11-21T12:00:00Z, 4 runs)"));
+    assert_non_null(strstr(text, "run "));
+    const char *slow = strstr(text, "\nslow ");
+    assert_non_null(slow);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(slow + 1, "\n"), slow + 1);
+    assert_non_null(strstr(line, "-40.00% ["));
+    assert_non_null(strstr(line, "slower, beyond 5%"));
+    assert_non_null(strstr(text, "+30.00% ["));
+    assert_non_null(strstr(text, "no significant difference"));
+    assert_non_null(strstr(text, "1 faster, 1 slower, 2 with no significant difference"));
+    assert_non_null(strstr(text, "REGRESSION: 1 run is significantly slower by more than 5%"));
+    free(text);
+    xpb_diff_free(&c);
+    assert_int_equal(xpb_diff_docs(&c, a, a, 0.05, NULL, 0), XPB_OK);
+    text = printed(&c);
+    assert_non_null(strstr(text, "no run is significantly slower by more than 5%"));
+    assert_null(strstr(text, "REGRESSION"));
+    free(text);
+    xpb_diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_itself), cmocka_unit_test(test_slower_and_faster),
+        cmocka_unit_test(test_threshold),      cmocka_unit_test(test_status_changes),
+        cmocka_unit_test(test_matching),       cmocka_unit_test(test_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
