@@ -19,6 +19,12 @@ static int host_ok(const char *h)
     return 1;
 }
 
+size_t lb_answer_limit(const struct lb_app *app)
+{
+    size_t need = app->max_body + (64u << 10); /* the document and its envelope */
+    return need > LB_ANSWER_MIN ? need : LB_ANSWER_MIN;
+}
+
 void lb_base_url(char *out, size_t cap, const struct lb_app *app, const struct lb_request *req)
 {
     if (app->public_url && *app->public_url) {

@@ -80,14 +80,15 @@ static int name_ok(const char *name)
 }
 
 static const char SQL_INSERT_TOKEN[] =
-    "INSERT INTO tokens(name, public_id, salt, hash, created) VALUES (?1, ?2, ?3, ?4, ?5)";
+    "INSERT INTO tokens(name, public_id, salt, hash, created) VALUES ($1, $2, $3, $4, $5)";
 static const char SQL_REVOKE_TOKEN[] =
-    "UPDATE tokens SET revoked = ?2 WHERE name = ?1 AND revoked IS NULL";
+    "UPDATE tokens SET revoked = $2 WHERE name = $1 AND revoked IS NULL RETURNING id";
 static const char SQL_LIST_TOKENS[] =
     "SELECT name, public_id, created, coalesce(last_used, '-'), coalesce(revoked, '-') "
     "FROM tokens ORDER BY id";
 static const char SQL_FIND_TOKEN[] =
-    "SELECT id, name, salt, hash, revoked IS NOT NULL FROM tokens WHERE public_id = ?1";
+    "SELECT id, name, salt, hash, CASE WHEN revoked IS NULL THEN 0 ELSE 1 END FROM tokens "
+    "WHERE public_id = $1";
 
 xpb_status lb_auth_create(char token_out[LB_TOKEN_LEN + 1], struct lb_db *db, const char *name,
                           xpb_err *err)
@@ -105,23 +106,22 @@ xpb_status lb_auth_create(char token_out[LB_TOKEN_LEN + 1], struct lb_db *db, co
     to_hex(secret, raw + PUBLIC_HEX / 2, SECRET_HEX / 2);
     to_hex(salt, raw + PUBLIC_HEX / 2 + SECRET_HEX / 2, SALT_HEX / 2);
     token_hash(hash, salt, secret);
-    lb_utc_now(now);
+    lb_utc_time(now, 0);
 
-    sqlite3_stmt *s = lb_db_stmt(db, SQL_INSERT_TOKEN, err);
+    struct lb_stmt *s = lb_db_stmt(db, SQL_INSERT_TOKEN, err);
     if (!s)
         return XPB_IO_ERROR;
-    lb_db_bind_text(s, 1, name);
-    lb_db_bind_text(s, 2, pub);
-    lb_db_bind_text(s, 3, salt);
-    lb_db_bind_text(s, 4, hash);
-    lb_db_bind_text(s, 5, now);
-    int rc = sqlite3_step(s);
-    lb_db_done(s);
-    if (rc == SQLITE_CONSTRAINT_UNIQUE)
+    lb_stmt_text(s, 1, name);
+    lb_stmt_text(s, 2, pub);
+    lb_stmt_text(s, 3, salt);
+    lb_stmt_text(s, 4, hash);
+    lb_stmt_text(s, 5, now);
+    int rc = lb_stmt_step(s);
+    lb_stmt_done(s);
+    if (rc == LB_STEP_CONFLICT)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "a token named '%s' exists already", name);
-    if (rc != SQLITE_DONE)
-        return xpb_err_set(err, XPB_IO_ERROR, "cannot store the token: %s",
-                           sqlite3_errmsg(lb_db_handle(db)));
+    if (rc != LB_STEP_DONE)
+        return xpb_err_set(err, XPB_IO_ERROR, "cannot store the token: %s", lb_db_errmsg(db));
     snprintf(token_out, LB_TOKEN_LEN + 1, "xpb_%s_%s", pub, secret);
     explicit_bzero(secret, sizeof secret);
     explicit_bzero(raw, sizeof raw);
@@ -131,37 +131,34 @@ xpb_status lb_auth_create(char token_out[LB_TOKEN_LEN + 1], struct lb_db *db, co
 xpb_status lb_auth_revoke(struct lb_db *db, const char *name, xpb_err *err)
 {
     char now[32];
-    lb_utc_now(now);
-    sqlite3_stmt *s = lb_db_stmt(db, SQL_REVOKE_TOKEN, err);
+    lb_utc_time(now, 0);
+    struct lb_stmt *s = lb_db_stmt(db, SQL_REVOKE_TOKEN, err);
     if (!s)
         return XPB_IO_ERROR;
-    lb_db_bind_text(s, 1, name);
-    lb_db_bind_text(s, 2, now);
-    int rc = sqlite3_step(s);
-    lb_db_done(s);
-    if (rc != SQLITE_DONE)
-        return xpb_err_set(err, XPB_IO_ERROR, "cannot revoke: %s",
-                           sqlite3_errmsg(lb_db_handle(db)));
-    if (sqlite3_changes(lb_db_handle(db)) == 0)
+    lb_stmt_text(s, 1, name);
+    lb_stmt_text(s, 2, now);
+    int rc = lb_stmt_step(s);
+    lb_stmt_done(s);
+    if (rc == LB_STEP_ERROR)
+        return xpb_err_set(err, XPB_IO_ERROR, "cannot revoke: %s", lb_db_errmsg(db));
+    if (rc == LB_STEP_DONE) /* RETURNING gave no row: nothing changed */
         return xpb_err_set(err, XPB_NOT_FOUND, "no active token named '%s'", name);
     return XPB_OK;
 }
 
 xpb_status lb_auth_list(FILE *out, struct lb_db *db, xpb_err *err)
 {
-    sqlite3_stmt *s = lb_db_stmt(db, SQL_LIST_TOKENS, err);
+    struct lb_stmt *s = lb_db_stmt(db, SQL_LIST_TOKENS, err);
     if (!s)
         return XPB_IO_ERROR;
     fprintf(out, "%-24s %-16s %-20s %-20s %s\n", "NAME", "ID", "CREATED", "LAST USED", "REVOKED");
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        fprintf(out, "%-24s %-16s %-20s %-20s %s\n", sqlite3_column_text(s, 0),
-                sqlite3_column_text(s, 1), sqlite3_column_text(s, 2), sqlite3_column_text(s, 3),
-                sqlite3_column_text(s, 4));
-    lb_db_done(s);
-    if (rc != SQLITE_DONE)
-        return xpb_err_set(err, XPB_IO_ERROR, "cannot list tokens: %s",
-                           sqlite3_errmsg(lb_db_handle(db)));
+    while ((rc = lb_stmt_step(s)) == LB_STEP_ROW)
+        fprintf(out, "%-24s %-16s %-20s %-20s %s\n", lb_col_str(s, 0), lb_col_str(s, 1),
+                lb_col_str(s, 2), lb_col_str(s, 3), lb_col_str(s, 4));
+    lb_stmt_done(s);
+    if (rc != LB_STEP_DONE)
+        return xpb_err_set(err, XPB_IO_ERROR, "cannot list tokens: %s", lb_db_errmsg(db));
     return XPB_OK;
 }
 
@@ -188,28 +185,27 @@ xpb_status lb_auth_check(long long *token_id, char name_out[LB_TOKEN_NAME_MAX + 
     memcpy(secret, tok + 5 + PUBLIC_HEX, SECRET_HEX);
     secret[SECRET_HEX] = '\0';
 
-    sqlite3_stmt *s = lb_db_stmt(db, SQL_FIND_TOKEN, err);
+    struct lb_stmt *s = lb_db_stmt(db, SQL_FIND_TOKEN, err);
     if (!s)
         return XPB_IO_ERROR;
-    lb_db_bind_text(s, 1, pub);
-    int rc = sqlite3_step(s);
+    lb_stmt_text(s, 1, pub);
+    int rc = lb_stmt_step(s);
     /* unknown ids hash and compare against a dummy row so they cost the same */
     char salt[SALT_HEX + 1] = "00000000000000000000000000000000", stored[65], computed[65];
     memset(stored, '0', 64);
     stored[64] = '\0';
     long long id = 0;
-    int revoked = 0, found = rc == SQLITE_ROW;
+    int revoked = 0, found = rc == LB_STEP_ROW;
     if (found) {
-        id = sqlite3_column_int64(s, 0);
-        lb_db_column_text(name_out, LB_TOKEN_NAME_MAX + 1, s, 1);
-        lb_db_column_text(salt, sizeof salt, s, 2);
-        lb_db_column_text(stored, sizeof stored, s, 3);
-        revoked = sqlite3_column_int(s, 4);
+        id = lb_col_int(s, 0);
+        lb_col_text(name_out, LB_TOKEN_NAME_MAX + 1, s, 1);
+        lb_col_text(salt, sizeof salt, s, 2);
+        lb_col_text(stored, sizeof stored, s, 3);
+        revoked = (int)lb_col_int(s, 4);
     }
-    lb_db_done(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return xpb_err_set(err, XPB_IO_ERROR, "token lookup failed: %s",
-                           sqlite3_errmsg(lb_db_handle(db)));
+    lb_stmt_done(s);
+    if (rc != LB_STEP_ROW && rc != LB_STEP_DONE)
+        return xpb_err_set(err, XPB_IO_ERROR, "token lookup failed: %s", lb_db_errmsg(db));
     token_hash(computed, salt, secret);
     explicit_bzero(secret, sizeof secret);
     int match = lb_ct_equal(computed, stored, 64);

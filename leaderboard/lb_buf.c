@@ -11,6 +11,10 @@ static int reserve(struct lb_buf *b, size_t extra)
 {
     if (b->failed)
         return 0;
+    if (b->limit && (extra > b->limit || b->len > b->limit - extra)) {
+        b->failed = b->too_large = 1;
+        return 0;
+    }
     if (b->len + extra + 1 <= b->cap)
         return 1;
     size_t cap = b->cap ? b->cap : 256;
@@ -80,12 +84,16 @@ char *lb_buf_take(struct lb_buf *b, size_t *len_out)
         free(b->data);
     if (len_out)
         *len_out = out ? b->len : 0;
+    size_t limit = b->limit;
     memset(b, 0, sizeof *b);
+    b->limit = limit;
     return out;
 }
 
 void lb_buf_free(struct lb_buf *b)
 {
     free(b->data);
+    size_t limit = b->limit;
     memset(b, 0, sizeof *b);
+    b->limit = limit;
 }

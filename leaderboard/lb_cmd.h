@@ -11,8 +11,10 @@ int lb_cmd_serve(int argc, char **argv);
 int lb_cmd_token(int argc, char **argv);
 int lb_cmd_migrate(int argc, char **argv);
 
-/* Creates the data folder (mode 0700) when missing and writes the database path into
- * db_path (cap bytes). */
-xpb_status lb_data_dir(char *db_path, size_t cap, const char *dir, xpb_err *err);
+/* The database a command works on, into out (cap bytes): `database` (a PostgreSQL URL) when
+ * given, else the SQLite file in the folder `data` (created with mode 0700 when missing).
+ * XPB_INVALID_ARGUMENT when both or neither are given, or `database` is not a PostgreSQL URL. */
+xpb_status lb_cmd_target(char *out, size_t cap, const char *data, const char *database,
+                         xpb_err *err);
 
 #endif

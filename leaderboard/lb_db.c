@@ -1,95 +1,82 @@
-/* SQLite connections, statement cache and pool (see lb_db.h). */
+/* The store-neutral database interface (see lb_db.h): statement cache, parameters, and
+ * dispatch to the SQLite or PostgreSQL driver (lb_db_driver.h). */
 #include "lb_db.h"
 
-#include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
-#include "lb_migrate.h"
+#include "lb_db_driver.h"
 
-#define STMT_CACHE 48
-#define BUSY_TIMEOUT_MS 15000
+/* Statements one connection keeps prepared: every SQL literal of the service fits. */
+#define STMT_CACHE 64
 
-struct cached_stmt {
+struct lb_stmt {
+    struct lb_db *db;
     const char *sql; /* key: the literal's address */
-    sqlite3_stmt *stmt;
+    void *handle;    /* the driver's statement */
+    struct lb_param params[LB_DB_MAX_PARAMS];
+    int n_params; /* highest index bound */
+    int started;  /* stepped since the last lb_stmt_done */
 };
 
 struct lb_db {
-    sqlite3 *conn;
-    struct cached_stmt cache[STMT_CACHE];
+    const struct lb_db_driver *driver;
+    void *conn;
+    struct lb_stmt cache[STMT_CACHE];
     int n_cached;
 };
 
-struct lb_pool {
-    pthread_mutex_t lock;
-    pthread_cond_t freed;
-    struct lb_db **all;
-    int *busy;
-    int size;
-};
-
-void lb_utc_now(char out[32])
+int lb_db_is_url(const char *target)
 {
-    time_t t = time(NULL);
+    return target &&
+           (!strncasecmp(target, "postgresql://", 13) || !strncasecmp(target, "postgres://", 11));
+}
+
+int lb_db_have_postgres(void)
+{
+#ifdef XPB_LB_POSTGRES
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+void lb_utc_time(char out[32], long seconds_ago)
+{
+    time_t t = time(NULL) - seconds_ago;
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-xpb_status lb_db_exec(struct lb_db *db, const char *sql, xpb_err *err)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db->conn, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        xpb_err_set(err, XPB_IO_ERROR, "database: %s", msg ? msg : sqlite3_errmsg(db->conn));
-        sqlite3_free(msg);
-        return XPB_IO_ERROR;
-    }
-    return XPB_OK;
-}
-
-xpb_status lb_db_open(struct lb_db **out, const char *path, xpb_err *err)
+xpb_status lb_db_open(struct lb_db **out, const char *target, xpb_err *err)
 {
     *out = NULL;
+    const struct lb_db_driver *driver = &lb_sqlite_driver;
+    if (lb_db_is_url(target)) {
+#ifdef XPB_LB_POSTGRES
+        driver = &lb_pg_driver;
+#else
+        return xpb_err_set(err, XPB_INVALID_ARGUMENT,
+                           "this build has no PostgreSQL store (it was configured without "
+                           "libpq-dev): use --data DIR for SQLite");
+#endif
+    }
     struct lb_db *db = calloc(1, sizeof *db);
     if (!db)
         return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    xpb_status st;
-    int rc = sqlite3_open_v2(
-        path, &db->conn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        st = xpb_err_set(err, XPB_IO_ERROR, "cannot open database %s: %s", path,
-                         db->conn ? sqlite3_errmsg(db->conn) : sqlite3_errstr(rc));
-        goto fail_conn;
+    db->driver = driver;
+    xpb_status st = driver->open(&db->conn, target, err);
+    if (st != XPB_OK) {
+        free(db);
+        return st;
     }
-    sqlite3_extended_result_codes(db->conn, 1);
-    sqlite3_busy_timeout(db->conn, BUSY_TIMEOUT_MS);
-    /* journal_mode answers with a row: read it to be sure WAL took effect */
-    sqlite3_stmt *wal = NULL;
-    if (sqlite3_prepare_v2(db->conn, "PRAGMA journal_mode=WAL", -1, &wal, NULL) != SQLITE_OK ||
-        sqlite3_step(wal) != SQLITE_ROW ||
-        strcmp((const char *)sqlite3_column_text(wal, 0), "wal") != 0) {
-        st = xpb_err_set(err, XPB_IO_ERROR, "cannot switch %s to WAL mode: %s", path,
-                         sqlite3_errmsg(db->conn));
-        sqlite3_finalize(wal);
-        goto fail_conn;
-    }
-    sqlite3_finalize(wal);
-    st = lb_db_exec(db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL", err);
-    if (st != XPB_OK)
-        goto fail_conn;
-    st = lb_migrate(db->conn, err);
-    if (st != XPB_OK)
-        goto fail_conn;
     *out = db;
     return XPB_OK;
-
-fail_conn:
-    sqlite3_close(db->conn);
-    free(db);
-    return st;
 }
 
 void lb_db_close(struct lb_db *db)
@@ -97,129 +84,144 @@ void lb_db_close(struct lb_db *db)
     if (!db)
         return;
     for (int i = 0; i < db->n_cached; i++)
-        sqlite3_finalize(db->cache[i].stmt);
-    sqlite3_close(db->conn);
+        db->driver->finalize(db->conn, db->cache[i].handle);
+    db->driver->close(db->conn);
     free(db);
 }
 
-sqlite3 *lb_db_handle(struct lb_db *db)
+enum lb_db_kind lb_db_kind(const struct lb_db *db)
 {
-    return db->conn;
+    return db->driver->kind;
 }
 
-sqlite3_stmt *lb_db_stmt(struct lb_db *db, const char *sql, xpb_err *err)
+const char *lb_db_errmsg(struct lb_db *db)
+{
+    return db->driver->errmsg(db->conn);
+}
+
+struct lb_stmt *lb_db_stmt(struct lb_db *db, const char *sql, xpb_err *err)
 {
     for (int i = 0; i < db->n_cached; i++) {
         if (db->cache[i].sql == sql) {
-            sqlite3_reset(db->cache[i].stmt);
-            sqlite3_clear_bindings(db->cache[i].stmt);
-            return db->cache[i].stmt;
+            lb_stmt_done(&db->cache[i]);
+            return &db->cache[i];
         }
     }
-    sqlite3_stmt *stmt = NULL;
-    if (sqlite3_prepare_v3(db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) !=
-        SQLITE_OK) {
-        xpb_err_set(err, XPB_INTERNAL, "database: cannot prepare a statement: %s",
-                    sqlite3_errmsg(db->conn));
-        sqlite3_finalize(stmt);
+    if (db->n_cached == STMT_CACHE) {
+        xpb_err_set(err, XPB_INTERNAL, "database: statement cache full");
         return NULL;
     }
-    if (db->n_cached < STMT_CACHE) {
-        db->cache[db->n_cached].sql = sql;
-        db->cache[db->n_cached].stmt = stmt;
-        db->n_cached++;
-        return stmt;
+    void *handle = db->driver->prepare(db->conn, sql, err);
+    if (!handle)
+        return NULL;
+    struct lb_stmt *s = &db->cache[db->n_cached++];
+    memset(s, 0, sizeof *s);
+    s->db = db;
+    s->sql = sql;
+    s->handle = handle;
+    return s;
+}
+
+/* The slot of parameter i, or NULL (and nothing bound) when i is out of range. */
+static struct lb_param *param(struct lb_stmt *s, int i)
+{
+    if (i < 1 || i > LB_DB_MAX_PARAMS)
+        return NULL;
+    if (i > s->n_params) {
+        for (int k = s->n_params; k < i; k++)
+            s->params[k].type = LB_PARAM_NULL;
+        s->n_params = i;
     }
-    xpb_err_set(err, XPB_INTERNAL, "database: statement cache full");
-    sqlite3_finalize(stmt);
-    return NULL;
+    return &s->params[i - 1];
 }
 
-void lb_db_done(sqlite3_stmt *stmt)
+void lb_stmt_text(struct lb_stmt *s, int i, const char *text)
 {
-    if (stmt) {
-        sqlite3_reset(stmt);
-        sqlite3_clear_bindings(stmt);
-    }
-}
-
-int lb_db_bind_text(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (!text)
-        return sqlite3_bind_null(stmt, index);
-    return sqlite3_bind_text(stmt, index, text, -1, SQLITE_TRANSIENT);
-}
-
-void lb_db_column_text(char *out, size_t cap, sqlite3_stmt *stmt, int col)
-{
-    const unsigned char *t = sqlite3_column_text(stmt, col);
-    snprintf(out, cap, "%s", t ? (const char *)t : "");
-}
-
-xpb_status lb_pool_open(struct lb_pool **out, const char *path, int size, xpb_err *err)
-{
-    *out = NULL;
-    if (size < 1)
-        size = 1;
-    struct lb_pool *pool = calloc(1, sizeof *pool);
-    if (!pool)
-        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    pool->all = calloc((size_t)size, sizeof *pool->all);
-    pool->busy = calloc((size_t)size, sizeof *pool->busy);
-    if (!pool->all || !pool->busy) {
-        free(pool->all);
-        free(pool->busy);
-        free(pool);
-        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    }
-    pthread_mutex_init(&pool->lock, NULL);
-    pthread_cond_init(&pool->freed, NULL);
-    pool->size = size;
-    for (int i = 0; i < size; i++) {
-        xpb_status st = lb_db_open(&pool->all[i], path, err);
-        if (st != XPB_OK) {
-            lb_pool_close(pool);
-            return st;
-        }
-    }
-    *out = pool;
-    return XPB_OK;
-}
-
-struct lb_db *lb_pool_get(struct lb_pool *pool)
-{
-    pthread_mutex_lock(&pool->lock);
-    for (;;) {
-        for (int i = 0; i < pool->size; i++) {
-            if (!pool->busy[i]) {
-                pool->busy[i] = 1;
-                pthread_mutex_unlock(&pool->lock);
-                return pool->all[i];
-            }
-        }
-        pthread_cond_wait(&pool->freed, &pool->lock);
+    struct lb_param *p = param(s, i);
+    if (p) {
+        p->type = text ? LB_PARAM_TEXT : LB_PARAM_NULL;
+        p->t = text;
     }
 }
 
-void lb_pool_put(struct lb_pool *pool, struct lb_db *db)
+void lb_stmt_int(struct lb_stmt *s, int i, long long v)
 {
-    pthread_mutex_lock(&pool->lock);
-    for (int i = 0; i < pool->size; i++)
-        if (pool->all[i] == db)
-            pool->busy[i] = 0;
-    pthread_cond_signal(&pool->freed);
-    pthread_mutex_unlock(&pool->lock);
+    struct lb_param *p = param(s, i);
+    if (p) {
+        p->type = LB_PARAM_INT;
+        p->i = v;
+    }
 }
 
-void lb_pool_close(struct lb_pool *pool)
+void lb_stmt_real(struct lb_stmt *s, int i, double v)
 {
-    if (!pool)
+    struct lb_param *p = param(s, i);
+    if (p) {
+        p->type = isnan(v) || isinf(v) ? LB_PARAM_NULL : LB_PARAM_REAL;
+        p->r = v;
+    }
+}
+
+int lb_stmt_step(struct lb_stmt *s)
+{
+    int first = !s->started;
+    s->started = 1;
+    return s->db->driver->step(s->db->conn, s->handle, s->params, s->n_params, first);
+}
+
+int lb_col_null(struct lb_stmt *s, int c)
+{
+    return s->db->driver->col_null(s->handle, c);
+}
+
+long long lb_col_int(struct lb_stmt *s, int c)
+{
+    return s->db->driver->col_null(s->handle, c) ? 0 : s->db->driver->col_int(s->handle, c);
+}
+
+double lb_col_real(struct lb_stmt *s, int c)
+{
+    return s->db->driver->col_null(s->handle, c) ? NAN : s->db->driver->col_real(s->handle, c);
+}
+
+const char *lb_col_str(struct lb_stmt *s, int c)
+{
+    const char *t = s->db->driver->col_text(s->handle, c);
+    return t ? t : "";
+}
+
+void lb_col_text(char *out, size_t cap, struct lb_stmt *s, int c)
+{
+    snprintf(out, cap, "%s", lb_col_str(s, c));
+}
+
+void lb_stmt_done(struct lb_stmt *s)
+{
+    if (!s)
         return;
-    for (int i = 0; i < pool->size; i++)
-        lb_db_close(pool->all[i]);
-    pthread_mutex_destroy(&pool->lock);
-    pthread_cond_destroy(&pool->freed);
-    free(pool->all);
-    free(pool->busy);
-    free(pool);
+    if (s->started)
+        s->db->driver->reset(s->db->conn, s->handle);
+    s->started = 0;
+    s->n_params = 0;
+}
+
+xpb_status lb_db_exec(struct lb_db *db, const char *sql, xpb_err *err)
+{
+    return db->driver->exec(db->conn, sql, err);
+}
+
+xpb_status lb_db_begin_write(struct lb_db *db, xpb_err *err)
+{
+    return db->driver->exec(db->conn, db->driver->begin_write, err);
+}
+
+xpb_status lb_db_commit(struct lb_db *db, xpb_err *err)
+{
+    return db->driver->exec(db->conn, "COMMIT", err);
+}
+
+void lb_db_rollback(struct lb_db *db)
+{
+    xpb_err ignored;
+    db->driver->exec(db->conn, "ROLLBACK", &ignored);
 }

@@ -1,56 +1,100 @@
-/* The leaderboard's SQLite database: connections, prepared-statement cache and a small pool
- * that the server's threads share.
+/* The leaderboard's database behind one small interface, with two stores:
+ *   - SQLite, the embedded default: one file in the data folder (LB_DB_FILE). WAL mode (readers
+ *     never wait for the writer), foreign keys on, synchronous=NORMAL (a committed submission
+ *     survives a crash of the service; a power cut loses at most the last transactions, never
+ *     corrupts the file) and a busy timeout, so concurrent writers queue instead of failing.
+ *   - PostgreSQL, for a community-scale deployment where several service processes serve one
+ *     database (a `postgresql://` URL; built when libpq is found).
  *
- * Every connection runs in WAL mode (readers never block the writer), with foreign keys on,
- * synchronous=NORMAL (a committed submission survives a crash of the service; WAL makes a
- * power cut lose at most the last transactions, never corrupt the file) and a busy timeout,
- * so concurrent writers wait for each other instead of failing. All SQL goes through
- * prepared statements with bound parameters; no statement text is ever built from input. */
+ * Both run the same SQL: statements are written once with $1..$N placeholders (the SQLite
+ * driver rewrites them to ?1..?N) in the subset both dialects share (RETURNING, ON CONFLICT,
+ * window functions, CAST). A parameter tested with IS NULL is first compared with a column
+ * ("(r.model = $1 OR $1 IS NULL)") so that PostgreSQL can infer its type. No statement text is
+ * ever built from input: values are always bound.
+ *
+ * Writes that must see a stable database (the duplicate check and the insert of a submission,
+ * the daily quota, migrations) run inside lb_db_begin_write: SQLite's BEGIN IMMEDIATE, and on
+ * PostgreSQL a transaction holding one advisory lock, so that writers queue in both stores,
+ * across processes too. Readers never take it. */
 #ifndef LB_DB_H
 #define LB_DB_H
 
 #include <stddef.h>
 
-#include <sqlite3.h>
-
 #include "error.h"
 
 #define LB_DB_FILE "leaderboard.sqlite3"
+/* Most parameters one statement binds. */
+#define LB_DB_MAX_PARAMS 32
+
+enum lb_db_kind { LB_DB_SQLITE, LB_DB_POSTGRES };
+
+/* What lb_stmt_step returns. */
+enum lb_step {
+    LB_STEP_ERROR = -1,   /* failed: lb_db_errmsg says why */
+    LB_STEP_DONE = 0,     /* no (more) rows */
+    LB_STEP_ROW = 1,      /* a row is available through lb_col_* */
+    LB_STEP_CONFLICT = 2, /* a UNIQUE constraint refused the statement */
+};
 
 struct lb_db;   /* one connection; used by one thread at a time */
-struct lb_pool; /* a fixed set of connections */
+struct lb_stmt; /* a prepared statement of one connection */
 
-/* Opens (creating if needed) the database file `path`, sets the pragmas and brings the schema
- * up to date (lb_migrate). *out is owned by the caller: lb_db_close. */
-xpb_status lb_db_open(struct lb_db **out, const char *path, xpb_err *err);
+/* 1 when `target` names a PostgreSQL database ("postgresql://..." or "postgres://..."). */
+int lb_db_is_url(const char *target);
+
+/* 1 when this build has the PostgreSQL store. */
+int lb_db_have_postgres(void);
+
+/* Connects to `target`: a PostgreSQL URL, or the path of an SQLite file (created when missing).
+ * Does not migrate (lb_migrate does). *out is owned by the caller: lb_db_close.
+ * XPB_INVALID_ARGUMENT for a PostgreSQL URL in a build without PostgreSQL, XPB_IO_ERROR when
+ * the database cannot be opened. */
+xpb_status lb_db_open(struct lb_db **out, const char *target, xpb_err *err);
 void lb_db_close(struct lb_db *db);
 
-/* The raw connection, owned by `db`. */
-sqlite3 *lb_db_handle(struct lb_db *db);
+enum lb_db_kind lb_db_kind(const struct lb_db *db);
 
-/* The prepared statement for `sql` (a string literal: the cache is keyed by its address),
- * reset and with its bindings cleared. Owned by `db`: valid until lb_db_close; the caller
- * resets it when done (lb_db_done). NULL when it does not prepare (err says why). */
-sqlite3_stmt *lb_db_stmt(struct lb_db *db, const char *sql, xpb_err *err);
-void lb_db_done(sqlite3_stmt *stmt);
+/* The last error of the connection, as its driver says it. Owned by db, valid until its next
+ * call. */
+const char *lb_db_errmsg(struct lb_db *db);
 
-/* Runs statements without results (BEGIN, COMMIT, ...). */
+/* The prepared statement for `sql` (a string literal: the cache is keyed by its address), with
+ * no parameters bound. Owned by `db` (valid until lb_db_close); the caller ends each use with
+ * lb_stmt_done. NULL when it does not prepare (err says why). */
+struct lb_stmt *lb_db_stmt(struct lb_db *db, const char *sql, xpb_err *err);
+
+/* Bind parameter i (1-based). Text is not copied: it must stay valid until the first
+ * lb_stmt_step (NULL binds SQL NULL). A NAN real binds NULL. */
+void lb_stmt_text(struct lb_stmt *s, int i, const char *text);
+void lb_stmt_int(struct lb_stmt *s, int i, long long v);
+void lb_stmt_real(struct lb_stmt *s, int i, double v);
+
+/* Runs the statement (first call) or moves to its next row. */
+int lb_stmt_step(struct lb_stmt *s);
+
+/* Columns of the current row (0-based). */
+int lb_col_null(struct lb_stmt *s, int c);
+long long lb_col_int(struct lb_stmt *s, int c);   /* 0 for NULL */
+double lb_col_real(struct lb_stmt *s, int c);     /* NAN for NULL */
+const char *lb_col_str(struct lb_stmt *s, int c); /* "" for NULL; owned by the statement, valid
+                                                     until its next step or lb_stmt_done */
+/* The text of column c copied into out (cap bytes, truncated), "" for NULL. */
+void lb_col_text(char *out, size_t cap, struct lb_stmt *s, int c);
+
+/* Ends a use of the statement: its rows and bindings are dropped. NULL is a no-op. */
+void lb_stmt_done(struct lb_stmt *s);
+
+/* Runs statements without parameters or rows (a script is allowed). */
 xpb_status lb_db_exec(struct lb_db *db, const char *sql, xpb_err *err);
 
-/* Binds text (NULL binds SQL NULL); SQLITE_TRANSIENT copy. */
-int lb_db_bind_text(sqlite3_stmt *stmt, int index, const char *text);
+/* The write transaction described above; lb_db_commit ends it, lb_db_rollback abandons it
+ * (any transaction, best effort). */
+xpb_status lb_db_begin_write(struct lb_db *db, xpb_err *err);
+xpb_status lb_db_commit(struct lb_db *db, xpb_err *err);
+void lb_db_rollback(struct lb_db *db);
 
-/* The text of column `col` copied into out (cap bytes, truncated), "" for NULL. */
-void lb_db_column_text(char *out, size_t cap, sqlite3_stmt *stmt, int col);
-
-/* A pool of `size` connections to `path` (the first one migrates the schema). */
-xpb_status lb_pool_open(struct lb_pool **out, const char *path, int size, xpb_err *err);
-/* Takes a free connection, waiting while all are in use. Give it back with lb_pool_put. */
-struct lb_db *lb_pool_get(struct lb_pool *pool);
-void lb_pool_put(struct lb_pool *pool, struct lb_db *db);
-void lb_pool_close(struct lb_pool *pool);
-
-/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
-void lb_utc_now(char out[32]);
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ"; seconds_ago shifts it into the past. */
+void lb_utc_time(char out[32], long seconds_ago);
 
 #endif

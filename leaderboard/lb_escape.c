@@ -94,6 +94,24 @@ void lb_buf_html(struct lb_buf *b, const char *s)
     }
 }
 
+void lb_buf_html_cut(struct lb_buf *b, const char *s, size_t max)
+{
+    if (!s)
+        return;
+    size_t n = strlen(s);
+    if (n <= max) {
+        lb_buf_html(b, s);
+        return;
+    }
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--; /* not inside a UTF-8 sequence */
+    struct lb_buf cut = {0};
+    lb_buf_add(&cut, s, max);
+    lb_buf_html(b, cut.data);
+    lb_buf_free(&cut);
+    lb_buf_puts(b, "\xE2\x80\xA6");
+}
+
 void lb_buf_url(struct lb_buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -110,6 +128,29 @@ void lb_buf_url(struct lb_buf *b, const char *s)
             lb_buf_add(b, enc, 3);
         }
     }
+}
+
+void lb_log_text(char *out, size_t cap, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t j = 0;
+    if (cap == 0)
+        return;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        int plain = *p >= 0x20 && *p < 0x7F && *p != '\\' && *p != '"';
+        size_t need = plain ? 1 : 4;
+        if (j + need >= cap)
+            break;
+        if (plain) {
+            out[j++] = (char)*p;
+        } else {
+            out[j++] = '\\';
+            out[j++] = 'x';
+            out[j++] = hex[*p >> 4];
+            out[j++] = hex[*p & 15];
+        }
+    }
+    out[j] = '\0';
 }
 
 int lb_is_token_text(const char *s, size_t max_len)

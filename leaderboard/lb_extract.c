@@ -1,16 +1,16 @@
 /* From a validated results document to the leaderboard's rows, with the leaderboard's own
- * limits on names and texts (see lb_store.h). */
+ * limits on names, texts and runs (see lb_store.h). */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lb_escape.h"
 #include "lb_store.h"
 
-int lb_backend_is_cpu(const char *backend)
+int lb_kind_is_cpu(const char *device_kind)
 {
-    return strncmp(backend, "cpu", 3) == 0;
+    return strcmp(device_kind, "cpu") == 0;
 }
 
 static const char *str_of(const json_t *obj, const char *key)
@@ -38,16 +38,36 @@ static xpb_status take_name(char *out, size_t cap, const char *s, int allow_empt
     return XPB_OK;
 }
 
-/* Copies a free text after checking its length. */
-static xpb_status take_text(char *out, size_t cap, const char *s, const char *where, xpb_err *err)
+/* Copies a free text after checking it is at most `max` bytes (cap must exceed max: a text is
+ * refused, never stored truncated). */
+static xpb_status take_text(char *out, size_t cap, size_t max, const char *s, const char *where,
+                            xpb_err *err)
 {
-    if (strlen(s) > LB_TEXT_MAX)
-        return xpb_err_set(err, XPB_PARSE_ERROR, "%s: longer than %d bytes", where, LB_TEXT_MAX);
+    if (strlen(s) > max)
+        return xpb_err_set(err, XPB_PARSE_ERROR, "%s: longer than %zu bytes", where, max);
     snprintf(out, cap, "%s", s);
     return XPB_OK;
 }
 
-static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i, xpb_err *err)
+void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_version)
+{
+    static const char *const kinds[] = {"cpu", "gpu", "accelerator", "unknown"};
+    const char *kind = schema_version >= 2 ? str_of(json_object_get(run, "device"), "kind") : "";
+    snprintf(r->device_kind, sizeof r->device_kind, "unknown");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(kind, kinds[i]))
+            snprintf(r->device_kind, sizeof r->device_kind, "%s", kinds[i]);
+    const json_t *ws = json_object_get(json_object_get(run, "config"), "world_size");
+    r->world_size = json_is_integer(ws) && json_integer_value(ws) >= 1 ? json_integer_value(ws) : 1;
+    const json_t *tp = json_object_get(json_object_get(run, "metrics"), "throughput");
+    r->ci_low = num_of(tp, "ci95_low");
+    r->ci_high = num_of(tp, "ci95_high");
+    if (isnan(r->ci_low) || isnan(r->ci_high))
+        r->ci_low = r->ci_high = NAN;
+}
+
+static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i, int version,
+                              xpb_err *err)
 {
     char where[96];
     const json_t *config = json_object_get(run, "config");
@@ -56,15 +76,17 @@ static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i,
     xpb_status st;
     r->run_index = (int)i;
 #define WHERE(field) (snprintf(where, sizeof where, "runs[%zu].%s", i, field), where)
-    if ((st = take_text(r->run_id, sizeof r->run_id, str_of(run, "id"), WHERE("id"), err)) ||
+    if ((st = take_text(r->run_id, sizeof r->run_id, LB_TEXT_MAX, str_of(run, "id"), WHERE("id"),
+                        err)) ||
         (st = take_name(r->model, sizeof r->model, str_of(config, "model"), 0,
                         WHERE("config.model"), err)) ||
         (st = take_name(r->variant, sizeof r->variant, str_of(config, "variant"), 1,
                         WHERE("config.variant"), err)) ||
         (st = take_name(r->backend, sizeof r->backend, str_of(config, "backend"), 0,
                         WHERE("config.backend"), err)) ||
-        (st = take_text(r->device, sizeof r->device, str_of(device, "name"), WHERE("device.name"),
-                        err)))
+        (st = take_text(r->device, sizeof r->device, LB_TEXT_MAX, str_of(device, "name"),
+                        WHERE("device.name"), err)) ||
+        (st = lb_plausible(run, i, err)))
         return st;
 #undef WHERE
     snprintf(r->status, sizeof r->status, "%s", str_of(run, "status"));
@@ -74,7 +96,7 @@ static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i,
     r->batch = json_integer_value(json_object_get(config, "batch"));
     r->threads = json_integer_value(json_object_get(config, "threads"));
     r->fusion = json_is_true(json_object_get(config, "fusion"));
-    r->is_cpu = lb_backend_is_cpu(r->backend);
+    lb_extract_run_extras(r, run, version);
 
     const json_t *tp = json_object_get(metrics, "throughput");
     const json_t *step = json_object_get(metrics, "step_time_s");
@@ -94,28 +116,25 @@ static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i,
     return XPB_OK;
 }
 
-xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_out, size_t *n_out,
-                      const json_t *doc, xpb_err *err)
+/* The submission's own texts (tool, scenario, machine). */
+static xpb_status extract_info(struct lb_submission_info *info, const json_t *doc, xpb_err *err)
 {
-    *rows_out = NULL;
-    *n_out = 0;
-    memset(info, 0, sizeof *info);
     const json_t *env = json_object_get(doc, "environment");
     const json_t *tool = json_object_get(doc, "tool");
     const json_t *scenario = json_object_get(doc, "scenario");
     xpb_status st;
-    if ((st = take_text(info->tool_version, sizeof info->tool_version, str_of(tool, "version"),
-                        "tool.version", err)) ||
-        (st = take_text(info->scenario, sizeof info->scenario, str_of(scenario, "name"),
-                        "scenario.name", err)) ||
-        (st = take_text(info->os, sizeof info->os, str_of(env, "os"), "environment.os", err)) ||
+    if ((st = take_text(info->tool_version, sizeof info->tool_version, LB_NAME_MAX,
+                        str_of(tool, "version"), "tool.version", err)) ||
+        (st = take_text(info->scenario, sizeof info->scenario, LB_TEXT_MAX,
+                        str_of(scenario, "name"), "scenario.name", err)) ||
+        (st = take_text(info->os, sizeof info->os, LB_TEXT_MAX, str_of(env, "os"), "environment.os",
+                        err)) ||
         (st =
-             take_text(info->cpu_model, sizeof info->cpu_model,
+             take_text(info->cpu_model, sizeof info->cpu_model, LB_TEXT_MAX,
                        str_of(json_object_get(env, "cpu"), "model"), "environment.cpu.model", err)))
         return st;
-    if (strlen(info->tool_version) > LB_NAME_MAX)
-        return xpb_err_set(err, XPB_PARSE_ERROR, "tool.version: longer than %d bytes", LB_NAME_MAX);
     snprintf(info->created, sizeof info->created, "%s", str_of(doc, "created"));
+    info->schema_version = (int)json_integer_value(json_object_get(doc, "schema_version"));
 
     const json_t *accs = json_object_get(env, "accelerators");
     size_t used = 0;
@@ -129,17 +148,33 @@ xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_
         used += (size_t)snprintf(info->accelerators + used, sizeof info->accelerators - used,
                                  "%s%s", used ? ", " : "", name);
     }
+    return XPB_OK;
+}
 
+xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_out, size_t *n_out,
+                      const json_t *doc, size_t max_runs, xpb_err *err)
+{
+    *rows_out = NULL;
+    *n_out = 0;
+    memset(info, 0, sizeof *info);
+    xpb_status st = extract_info(info, doc, err);
+    if (st != XPB_OK)
+        return st;
     const json_t *runs = json_object_get(doc, "runs");
     size_t n = json_array_size(runs);
-    info->n_runs = (int)n;
+    info->n_runs = (int)(n < (size_t)0x7fffffff ? n : 0x7fffffff);
     if (n == 0)
         return xpb_err_set(err, XPB_PARSE_ERROR, "runs: a submission needs at least one run");
+    if (n > max_runs)
+        return xpb_err_set(err, XPB_PARSE_ERROR,
+                           "runs: %zu runs; a submission holds at most %zu (split the results "
+                           "into several files)",
+                           n, max_runs);
     struct lb_run_row *rows = calloc(n, sizeof *rows);
     if (!rows)
         return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        st = extract_run(&rows[i], json_array_get(runs, i), i, err);
+        st = extract_run(&rows[i], json_array_get(runs, i), i, info->schema_version, err);
         if (st != XPB_OK) {
             free(rows);
             return st;

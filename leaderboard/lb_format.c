@@ -7,12 +7,24 @@
 
 #define DASH "\xE2\x80\x94"
 
+/* From this magnitude on, numbers print in scientific notation ("1.23e+63"): grouped digits
+ * would be a wall, and would not fit the buffer. */
+#define SCIENTIFIC_FROM 1e15
+
 void lb_fmt_num(struct lb_buf *b, double v, int decimals)
 {
     if (isnan(v) || isinf(v)) {
         lb_buf_puts(b, DASH);
         return;
     }
+    if (fabs(v) >= SCIENTIFIC_FROM) {
+        lb_buf_printf(b, "%.2e", v);
+        return;
+    }
+    if (decimals < 0)
+        decimals = 0;
+    if (decimals > 9)
+        decimals = 9;
     char digits[64];
     snprintf(digits, sizeof digits, "%.*f", decimals, fabs(v));
     char *dot = strchr(digits, '.');
@@ -83,6 +95,21 @@ void lb_fmt_bytes(struct lb_buf *b, double bytes)
         lb_buf_printf(b, "%.0f B", bytes);
     else
         lb_buf_printf(b, "%.*f %s", decimals_for(bytes), bytes, units[u]);
+}
+
+void lb_fmt_ratio(struct lb_buf *b, double v)
+{
+    if (isnan(v) || isinf(v) || v < 0) {
+        lb_buf_puts(b, DASH);
+        return;
+    }
+    if (v >= 100 || v == 0)
+        lb_fmt_num(b, v, 0);
+    else if (v >= 0.01)
+        lb_fmt_num(b, v, v >= 10 ? 1 : 2);
+    else
+        lb_buf_printf(b, "%.2g", v); /* 0.0012, never a ratio rounded to 0.00 */
+    lb_buf_puts(b, "\xC3\x97");
 }
 
 void lb_fmt_key(struct lb_buf *b, double v)

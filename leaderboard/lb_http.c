@@ -14,18 +14,29 @@ const char *lb_query(const struct lb_request *req, const char *key)
     return NULL;
 }
 
+long long lb_query_count(const struct lb_request *req, const char *key, long long def,
+                         long long max)
+{
+    const char *v = lb_query(req, key);
+    if (!v || !*v)
+        return def;
+    if (strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
+        return -1;
+    long long n = strtoll(v, NULL, 10);
+    return n <= max ? n : -1;
+}
+
 void lb_respond_json(struct lb_response *res, int status, json_t *obj)
 {
     res->status = status;
     res->content_type = "application/json; charset=utf-8";
     lb_buf_free(&res->body);
     char *text =
-        obj ? json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
-            : NULL;
+        obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(obj);
     if (!text) {
         res->status = 500;
-        lb_buf_puts(&res->body, "{\"error\": \"out of memory\"}\n");
+        lb_buf_puts(&res->body, "{\"error\":\"out of memory\",\"status\":500}\n");
         return;
     }
     lb_buf_puts(&res->body, text);
@@ -82,6 +93,8 @@ const char *lb_status_text(int status)
         return "Unprocessable Content";
     case 429:
         return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
     case 500:
         return "Internal Server Error";
     case 503:

@@ -1,20 +1,25 @@
 /* Schema migrations (see lb_migrate.h). Append new migrations at the end; never edit one that
- * has shipped. */
+ * has shipped (the SQLite spelling of migration 1 is, token for token, the script that
+ * shipped). */
 #include "lb_migrate.h"
 
-#include <stdio.h>
-#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb_backfill.h"
+#include "lb_buf.h"
 
 struct migration {
     int version;
     const char *name;
     const char *sql;
+    xpb_status (*step)(struct lb_db *db, xpb_err *err); /* or NULL */
 };
 
 static const struct migration migrations[] = {
     {1, "tokens, submissions and runs",
      "CREATE TABLE tokens ("
-     "  id INTEGER PRIMARY KEY,"
+     "  id @ID@,"
      "  name TEXT NOT NULL UNIQUE,"
      "  public_id TEXT NOT NULL UNIQUE," /* the lookup part of the token */
      "  salt TEXT NOT NULL,"             /* per-token random salt, hex */
@@ -24,10 +29,10 @@ static const struct migration migrations[] = {
      "  last_used TEXT"
      ");"
      "CREATE TABLE submissions ("
-     "  id INTEGER PRIMARY KEY,"
+     "  id @ID@,"
      "  content_hash TEXT NOT NULL UNIQUE," /* sha256 of the canonical results text */
      "  idempotency_key TEXT,"
-     "  token_id INTEGER NOT NULL REFERENCES tokens(id),"
+     "  token_id @BIGINT@ NOT NULL REFERENCES tokens(id),"
      "  received TEXT NOT NULL,"
      "  created TEXT NOT NULL,"
      "  tool_version TEXT NOT NULL,"
@@ -40,8 +45,8 @@ static const struct migration migrations[] = {
      ");"
      "CREATE INDEX submissions_idempotency ON submissions(idempotency_key);"
      "CREATE TABLE runs ("
-     "  id INTEGER PRIMARY KEY,"
-     "  submission_id INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,"
+     "  id @ID@,"
+     "  submission_id @BIGINT@ NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,"
      "  run_index INTEGER NOT NULL,"
      "  run_id TEXT NOT NULL,"
      "  status TEXT NOT NULL,"
@@ -56,82 +61,159 @@ static const struct migration migrations[] = {
      "  transfer TEXT NOT NULL,"
      "  device TEXT NOT NULL,"
      "  is_cpu INTEGER NOT NULL,"
-     "  throughput REAL,"
-     "  step_p50 REAL,"
-     "  step_p95 REAL,"
-     "  flops_per_s REAL,"
+     "  throughput @REAL@,"
+     "  step_p50 @REAL@,"
+     "  step_p95 @REAL@,"
+     "  flops_per_s @REAL@,"
      "  energy_measured INTEGER NOT NULL,"
-     "  samples_per_joule REAL,"
+     "  samples_per_joule @REAL@,"
      "  verified INTEGER," /* NULL: not requested */
      "  UNIQUE(submission_id, run_index)"
      ");"
      "CREATE INDEX runs_board ON runs(status, model, variant, mode, precision, batch);"
-     "CREATE INDEX runs_submission ON runs(submission_id);"},
+     "CREATE INDEX runs_submission ON runs(submission_id);",
+     NULL},
+    {2, "device kind, world size, throughput intervals; no CPU inferred from backend names",
+     "ALTER TABLE runs ADD COLUMN device_kind TEXT NOT NULL DEFAULT 'unknown';"
+     "ALTER TABLE runs ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;"
+     "ALTER TABLE runs ADD COLUMN ci95_low @REAL@;"
+     "ALTER TABLE runs ADD COLUMN ci95_high @REAL@;"
+     "ALTER TABLE submissions ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 1;"
+     /* is_cpu came from the backend's name; the backfill sets it from device.kind */
+     "UPDATE runs SET is_cpu = 0;"
+     "CREATE INDEX runs_rank ON runs(model, variant, mode, precision, world_size, throughput);"
+     "CREATE INDEX submissions_token_received ON submissions(token_id, received);",
+     lb_backfill_v2},
+    {3, "rankings kept up to date: each submitter's fastest runs flagged, tables summarised",
+     "ALTER TABLE runs ADD COLUMN token_id @BIGINT@;"
+     "ALTER TABLE runs ADD COLUMN ranked INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE runs SET token_id = (SELECT s.token_id FROM submissions s "
+     "  WHERE s.id = runs.submission_id);"
+     "CREATE INDEX runs_member ON runs(model, variant, mode, precision, world_size, token_id, "
+     "  ranked, throughput);"
+     /* ranked: among the LB_RANKED_PER_SUBMITTER (10) fastest finished runs of its submitter in
+      * its table, ties to the older run */
+     "UPDATE runs SET ranked = 1 WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER "
+     "  (PARTITION BY model, variant, mode, precision, world_size, token_id "
+     "   ORDER BY throughput DESC, id) AS nth FROM runs "
+     "   WHERE status = 'ok' AND throughput IS NOT NULL) x WHERE nth <= 10);"
+     "CREATE INDEX runs_ranked ON runs(model, variant, mode, precision, world_size, ranked, "
+     "  throughput);"
+     "CREATE TABLE board_members ("
+     "  model TEXT NOT NULL, variant TEXT NOT NULL, mode TEXT NOT NULL, precision TEXT NOT NULL,"
+     "  world_size INTEGER NOT NULL, token_id @BIGINT@ NOT NULL, n_runs @BIGINT@ NOT NULL,"
+     "  PRIMARY KEY(model, variant, mode, precision, world_size, token_id));"
+     "INSERT INTO board_members SELECT model, variant, mode, precision, world_size, token_id, "
+     "  count(*) FROM runs WHERE status = 'ok' AND throughput IS NOT NULL "
+     "  GROUP BY model, variant, mode, precision, world_size, token_id;"
+     "CREATE TABLE board_groups ("
+     "  model TEXT NOT NULL, variant TEXT NOT NULL, mode TEXT NOT NULL, precision TEXT NOT NULL,"
+     "  world_size INTEGER NOT NULL, n_runs @BIGINT@ NOT NULL, n_submitters @BIGINT@ NOT NULL,"
+     "  PRIMARY KEY(model, variant, mode, precision, world_size));"
+     "INSERT INTO board_groups SELECT model, variant, mode, precision, world_size, sum(n_runs), "
+     "  count(*) FROM board_members GROUP BY model, variant, mode, precision, world_size;"
+     "CREATE TABLE board_backends (backend TEXT PRIMARY KEY, n_runs @BIGINT@ NOT NULL);"
+     "INSERT INTO board_backends SELECT backend, count(*) FROM runs "
+     "  WHERE status = 'ok' AND throughput IS NOT NULL GROUP BY backend;"
+     /* the best CPU result of a workload: one index lookup */
+     "CREATE INDEX runs_cpu_best ON runs(device_kind, status, model, variant, mode, precision, "
+     "  world_size, batch, throughput);",
+     NULL},
 };
 
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
+
+/* The spellings of the type tokens, per store. */
+static const char *const tokens[][3] = {
+    /* token     SQLite                  PostgreSQL */
+    {"@ID@", "INTEGER PRIMARY KEY", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"},
+    {"@BIGINT@", "INTEGER", "BIGINT"},
+    {"@REAL@", "REAL", "DOUBLE PRECISION"},
+};
 
 int lb_migrate_latest(void)
 {
     return migrations[N_MIGRATIONS - 1].version;
 }
 
-int lb_migrate_version(sqlite3 *db)
+/* The script with its type tokens spelt for `kind`: malloc'ed (caller frees), NULL when out of
+ * memory. */
+static char *spell(const char *sql, enum lb_db_kind kind)
 {
-    sqlite3_stmt *st = NULL;
-    int version = -1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = "
-                           "'schema_migrations'",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto done;
-    if (sqlite3_step(st) != SQLITE_ROW)
-        goto done;
-    if (sqlite3_column_int(st, 0) == 0) {
-        version = 0;
-        goto done;
+    struct lb_buf out = {0};
+    size_t n_tokens = sizeof tokens / sizeof tokens[0];
+    for (const char *p = sql; *p;) {
+        size_t k = 0;
+        while (k < n_tokens && strncmp(p, tokens[k][0], strlen(tokens[k][0])) != 0)
+            k++;
+        if (k < n_tokens) {
+            lb_buf_puts(&out, tokens[k][kind == LB_DB_SQLITE ? 1 : 2]);
+            p += strlen(tokens[k][0]);
+        } else {
+            lb_buf_add(&out, p, 1);
+            p++;
+        }
     }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT coalesce(max(version), 0) FROM schema_migrations", -1, &st,
-                           NULL) != SQLITE_OK)
-        goto done;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
-done:
-    sqlite3_finalize(st);
+    return lb_buf_take(&out, NULL);
+}
+
+static const char SQL_CREATE_VERSIONS[] =
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)";
+static const char SQL_VERSION[] = "SELECT coalesce(max(version), 0) FROM schema_migrations";
+static const char SQL_RECORD[] =
+    "INSERT INTO schema_migrations(version, name, applied) VALUES ($1, $2, $3)";
+
+int lb_migrate_version(struct lb_db *db)
+{
+    struct lb_stmt *s = lb_db_stmt(db, SQL_VERSION, NULL);
+    if (!s)
+        return -1;
+    int version = lb_stmt_step(s) == LB_STEP_ROW ? (int)lb_col_int(s, 0) : -1;
+    lb_stmt_done(s);
     return version;
 }
 
-/* Runs `sql`; on failure fills err with what and why. */
-static xpb_status exec(sqlite3 *db, const char *sql, const char *what, xpb_err *err)
+/* Runs migration m and records it. */
+static xpb_status apply(struct lb_db *db, const struct migration *m, xpb_err *err)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        xpb_err_set(err, XPB_IO_ERROR, "%s: %s", what, msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return XPB_IO_ERROR;
+    char *sql = spell(m->sql, lb_db_kind(db));
+    if (!sql)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+    xpb_status st = lb_db_exec(db, sql, err);
+    free(sql);
+    if (st == XPB_OK && m->step)
+        st = m->step(db, err);
+    if (st != XPB_OK) {
+        xpb_err_prefix(err, "migration %d (%s) failed", m->version, m->name);
+        return st;
     }
+    char now[32];
+    lb_utc_time(now, 0);
+    struct lb_stmt *s = lb_db_stmt(db, SQL_RECORD, err);
+    if (!s)
+        return XPB_IO_ERROR;
+    lb_stmt_int(s, 1, m->version);
+    lb_stmt_text(s, 2, m->name);
+    lb_stmt_text(s, 3, now);
+    int rc = lb_stmt_step(s);
+    lb_stmt_done(s);
+    if (rc != LB_STEP_DONE)
+        return xpb_err_set(err, XPB_IO_ERROR, "migration %d: cannot record it: %s", m->version,
+                           lb_db_errmsg(db));
     return XPB_OK;
 }
 
-xpb_status lb_migrate(sqlite3 *db, xpb_err *err)
+xpb_status lb_migrate(struct lb_db *db, xpb_err *err)
 {
-    /* BEGIN IMMEDIATE: two services starting at once on one folder migrate one after the
-     * other, and the second sees the first's work. */
-    xpb_status st = exec(db, "BEGIN IMMEDIATE", "cannot lock the database", err);
+    xpb_status st = lb_db_begin_write(db, err);
     if (st != XPB_OK)
         return st;
-    st = exec(db,
-              "CREATE TABLE IF NOT EXISTS schema_migrations ("
-              "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied TEXT NOT NULL)",
-              "cannot create schema_migrations", err);
-    if (st != XPB_OK)
+    if ((st = lb_db_exec(db, SQL_CREATE_VERSIONS, err)) != XPB_OK)
         goto fail_txn;
     int current = lb_migrate_version(db);
     if (current < 0) {
-        st = xpb_err_set(err, XPB_IO_ERROR, "cannot read the schema version: %s",
-                         sqlite3_errmsg(db));
+        st = xpb_err_set(err, XPB_IO_ERROR, "cannot read the schema version: %s", lb_db_errmsg(db));
         goto fail_txn;
     }
     if (current > lb_migrate_latest()) {
@@ -141,41 +223,12 @@ xpb_status lb_migrate(sqlite3 *db, xpb_err *err)
                          current, lb_migrate_latest());
         goto fail_txn;
     }
-    for (size_t i = 0; i < N_MIGRATIONS; i++) {
-        const struct migration *m = &migrations[i];
-        if (m->version <= current)
-            continue;
-        char what[160];
-        snprintf(what, sizeof what, "migration %d (%s) failed", m->version, m->name);
-        st = exec(db, m->sql, what, err);
-        if (st != XPB_OK)
+    for (size_t i = 0; i < N_MIGRATIONS; i++)
+        if (migrations[i].version > current && (st = apply(db, &migrations[i], err)) != XPB_OK)
             goto fail_txn;
-        sqlite3_stmt *ins = NULL;
-        char now[32];
-        time_t t = time(NULL);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        if (sqlite3_prepare_v2(db,
-                               "INSERT INTO schema_migrations(version, name, applied) "
-                               "VALUES (?1, ?2, ?3)",
-                               -1, &ins, NULL) != SQLITE_OK) {
-            st = xpb_err_set(err, XPB_IO_ERROR, "%s: %s", what, sqlite3_errmsg(db));
-            goto fail_txn;
-        }
-        sqlite3_bind_int(ins, 1, m->version);
-        sqlite3_bind_text(ins, 2, m->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 3, now, -1, SQLITE_TRANSIENT);
-        int rc = sqlite3_step(ins);
-        sqlite3_finalize(ins);
-        if (rc != SQLITE_DONE) {
-            st = xpb_err_set(err, XPB_IO_ERROR, "%s: %s", what, sqlite3_errmsg(db));
-            goto fail_txn;
-        }
-    }
-    return exec(db, "COMMIT", "cannot commit the migrations", err);
+    return lb_db_commit(db, err);
 
 fail_txn:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    lb_db_rollback(db);
     return st;
 }

@@ -1,107 +1,22 @@
-/* The leaderboard page: ranked tables per model / variant / mode / precision (see
- * lb_pages.h). Query parameters: model, variant, mode, precision, backend, batch (filters),
- * sort (throughput, step, speedup, energy, batch, date) and dir (asc, desc). */
-#include <math.h>
+/* The leaderboard page (see lb_pages.h): one ranked table per model / variant / mode /
+ * precision / world size (lb_page_table.c), the tables with the most submitters first, a
+ * page of tables at a time. Query parameters: the filters (lb_filter.h), sort (throughput,
+ * step, speedup, energy, batch, date), dir (asc, desc), page (of tables) and offset (rows
+ * skipped in each table). Everything it leaves out, it says. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lb_api.h"
+#include "clock.h"
 #include "lb_escape.h"
-#include "lb_format.h"
+#include "lb_filter.h"
+#include "lb_page_table.h"
 #include "lb_pages.h"
 #include "lb_store.h"
-#include "lb_svg.h"
 
-#define MAX_ROWS 5000
-#define CHART_BARS 12
+#define MENU_MAX 200
 #define RECENT 12
-
-enum sort_key { SORT_THROUGHPUT, SORT_STEP, SORT_SPEEDUP, SORT_ENERGY, SORT_BATCH, SORT_DATE };
-
-static const struct {
-    const char *name;
-    const char *label;
-    const char *first_dir; /* direction of a first click */
-} sort_keys[] = {
-    [SORT_THROUGHPUT] = {"throughput", "Throughput", "desc"},
-    [SORT_STEP] = {"step", "Step p50", "asc"},
-    [SORT_SPEEDUP] = {"speedup", "vs best CPU", "desc"},
-    [SORT_ENERGY] = {"energy", "Energy", "desc"},
-    [SORT_BATCH] = {"batch", "Batch", "asc"},
-    [SORT_DATE] = {"date", "Submitted", "desc"},
-};
-#define N_SORT_KEYS (sizeof sort_keys / sizeof sort_keys[0])
-
-/* A row as displayed: the run, its rank by throughput and its speedup. */
-struct shown {
-    const struct lb_run_row *row;
-    int rank;
-    double speedup;
-};
-
-/* qsort has no context argument: the comparison reads the active key from here. */
-static _Thread_local int active_key, active_desc;
-
-static double sort_value(const struct shown *s)
-{
-    switch (active_key) {
-    case SORT_STEP:
-        return s->row->step_p50;
-    case SORT_SPEEDUP:
-        return s->speedup;
-    case SORT_ENERGY:
-        return s->row->samples_per_joule;
-    case SORT_BATCH:
-        return (double)s->row->batch;
-    case SORT_DATE:
-        return (double)s->row->submission_id;
-    default:
-        return s->row->throughput;
-    }
-}
-
-/* Missing values (NAN) go last in either direction; ties keep the throughput rank. */
-static int cmp_shown(const void *pa, const void *pb)
-{
-    const struct shown *a = pa, *b = pb;
-    double x = sort_value(a), y = sort_value(b);
-    if (isnan(x) || isnan(y)) {
-        if (isnan(x) && isnan(y))
-            return a->rank - b->rank;
-        return isnan(x) ? 1 : -1;
-    }
-    if (x != y)
-        return (x < y) == !active_desc ? -1 : 1;
-    return a->rank - b->rank;
-}
-
-static int same_group(const struct lb_run_row *a, const struct lb_run_row *b)
-{
-    return !strcmp(a->model, b->model) && !strcmp(a->variant, b->variant) &&
-           !strcmp(a->mode, b->mode) && !strcmp(a->precision, b->precision);
-}
-
-/* The query string for the current filters plus a sort (no leading '?'), URL-encoded. */
-static void filter_query(struct lb_buf *b, const struct lb_filter *f, const char *sort,
-                         const char *dir)
-{
-    const char *names[] = {"model", "variant", "mode", "precision", "backend"};
-    const char *values[] = {f->model, f->variant, f->mode, f->precision, f->backend};
-    int first = 1;
-    for (size_t i = 0; i < 5; i++) {
-        if (!values[i])
-            continue;
-        lb_buf_printf(b, "%s%s=", first ? "" : "&", names[i]);
-        lb_buf_url(b, values[i]);
-        first = 0;
-    }
-    if (f->batch > 0) {
-        lb_buf_printf(b, "%sbatch=%lld", first ? "" : "&", f->batch);
-        first = 0;
-    }
-    if (sort)
-        lb_buf_printf(b, "%ssort=%s&dir=%s", first ? "" : "&", sort, dir);
-}
+#define MAX_PAGE 100000
 
 static void select_menu(struct lb_buf *b, struct lb_db *db, const char *name, const char *label,
                         const char *current)
@@ -109,9 +24,9 @@ static void select_menu(struct lb_buf *b, struct lb_db *db, const char *name, co
     char **values = NULL;
     size_t n = 0;
     xpb_err err;
-    lb_store_distinct(&values, &n, db, name, &err);
+    lb_store_distinct(&values, &n, db, name, MENU_MAX + 1, &err);
     lb_buf_printf(b, "<label>%s<select name=\"%s\"><option value=\"\">any</option>", label, name);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && i < MENU_MAX; i++) {
         lb_buf_puts(b, "<option value=\"");
         lb_buf_html(b, values[i]);
         lb_buf_puts(b, "\"");
@@ -121,8 +36,18 @@ static void select_menu(struct lb_buf *b, struct lb_db *db, const char *name, co
         lb_buf_html(b, values[i][0] ? values[i] : "(none)");
         lb_buf_puts(b, "</option>");
     }
+    if (n > MENU_MAX)
+        lb_buf_printf(b, "<option value=\"\" disabled>(first %d shown)</option>", MENU_MAX);
     lb_buf_puts(b, "</select></label>");
     lb_store_free_strings(values, n);
+}
+
+static void number_input(struct lb_buf *b, const char *name, const char *label, long long value)
+{
+    lb_buf_printf(b, "<label>%s<input type=\"number\" name=\"%s\" min=\"1\"", label, name);
+    if (value > 0)
+        lb_buf_printf(b, " value=\"%lld\"", value);
+    lb_buf_puts(b, "></label>");
 }
 
 static void filter_form(struct lb_buf *b, struct lb_db *db, const struct lb_filter *f)
@@ -133,160 +58,11 @@ static void filter_form(struct lb_buf *b, struct lb_db *db, const struct lb_filt
     select_menu(b, db, "mode", "Mode", f->mode);
     select_menu(b, db, "precision", "Precision", f->precision);
     select_menu(b, db, "backend", "Backend", f->backend);
-    lb_buf_puts(b, "<label>Batch<input type=\"number\" name=\"batch\" min=\"1\"");
-    if (f->batch > 0)
-        lb_buf_printf(b, " value=\"%lld\"", f->batch);
-    lb_buf_puts(b, "></label><button type=\"submit\">Filter</button>"
+    select_menu(b, db, "submitter", "Submitter", f->submitter);
+    number_input(b, "batch", "Batch", f->batch);
+    number_input(b, "world_size", "World size", f->world_size);
+    lb_buf_puts(b, "<button type=\"submit\">Filter</button>"
                    "<a class=\"button plain\" href=\"/\">Reset</a></form></div>");
-}
-
-/* One header cell with a no-script sort link; lb.js turns it into a button. */
-static void sort_header(struct lb_buf *b, const struct lb_filter *f, enum sort_key k,
-                        enum sort_key current, int desc, const char *klass, const char *unit)
-{
-    const char *dir = k == current ? (desc ? "asc" : "desc") : sort_keys[k].first_dir;
-    lb_buf_printf(b, "<th class=\"%s\" data-key=\"%s\" data-first=\"%s\" aria-sort=\"%s\">", klass,
-                  sort_keys[k].name, sort_keys[k].first_dir,
-                  k == current ? (desc ? "descending" : "ascending") : "none");
-    lb_buf_puts(b, "<a class=\"sort\" href=\"/?");
-    struct lb_buf q = {0};
-    filter_query(&q, f, sort_keys[k].name, dir);
-    lb_buf_html(b, q.data);
-    lb_buf_free(&q);
-    lb_buf_printf(b, "\">%s%s</a></th>", sort_keys[k].label, unit);
-}
-
-static void machine_cell(struct lb_buf *b, const struct lb_run_row *r)
-{
-    lb_buf_puts(b, "<td class=\"machine\"><b>");
-    lb_buf_html(b, r->device[0] ? r->device : r->cpu_model);
-    lb_buf_puts(b, "</b><span class=\"muted\">");
-    if (r->device[0] && strcmp(r->device, r->cpu_model) != 0) {
-        lb_buf_puts(b, "host ");
-        lb_buf_html(b, r->cpu_model);
-        lb_buf_puts(b, " \xC2\xB7 ");
-    }
-    lb_buf_html(b, r->os);
-    lb_buf_puts(b, "</span></td>");
-}
-
-static void group_table(struct lb_buf *b, const struct lb_filter *f, struct shown *shown, size_t n,
-                        enum sort_key key, int desc)
-{
-    const struct lb_run_row *g = shown[0].row;
-    /* chart: the fastest results, in rank order */
-    struct lb_bar bars[CHART_BARS];
-    char labels[CHART_BARS][LB_TEXT_MAX + LB_NAME_MAX + 8];
-    char hrefs[CHART_BARS][40];
-    size_t n_bars = n < CHART_BARS ? n : CHART_BARS;
-    for (size_t i = 0; i < n_bars; i++) {
-        const struct lb_run_row *r = shown[i].row;
-        snprintf(labels[i], sizeof labels[i], "%s \xC2\xB7 %s",
-                 r->device[0] ? r->device : r->cpu_model, r->backend);
-        snprintf(hrefs[i], sizeof hrefs[i], "/submissions/%lld", r->submission_id);
-        bars[i] = (struct lb_bar){labels[i], r->submitter, r->throughput, hrefs[i],
-                                  r->is_cpu ? "cpu" : "acc"};
-    }
-    char title[320];
-    snprintf(title, sizeof title, "Throughput of %s/%s %s %s", g->model, g->variant, g->mode,
-             g->precision);
-    lb_svg_bars(b, title, "samples/s", bars, n_bars);
-
-    active_key = key;
-    active_desc = desc;
-    qsort(shown, n, sizeof *shown, cmp_shown);
-    lb_buf_puts(b, "<div class=\"table-wrap\"><table class=\"sortable ranked\"><thead><tr>"
-                   "<th class=\"num\" data-key=\"rank\" data-first=\"asc\" aria-sort=\"none\">"
-                   "#</th>");
-    sort_header(b, f, SORT_THROUGHPUT, key, desc, "num", " <span class=\"small\">/s</span>");
-    sort_header(b, f, SORT_STEP, key, desc, "num", "");
-    sort_header(b, f, SORT_SPEEDUP, key, desc, "num", "");
-    sort_header(b, f, SORT_ENERGY, key, desc, "num", " <span class=\"small\">/J</span>");
-    lb_buf_puts(b, "<th>Machine</th><th>Backend</th>");
-    sort_header(b, f, SORT_BATCH, key, desc, "num", "");
-    sort_header(b, f, SORT_DATE, key, desc, "", "");
-    lb_buf_puts(b, "<th>Compare</th></tr></thead><tbody>");
-    for (size_t i = 0; i < n; i++) {
-        const struct lb_run_row *r = shown[i].row;
-        lb_buf_printf(b, "<tr class=\"%s\" data-submission=\"%lld\">",
-                      shown[i].rank == 1 ? "top1" : "", r->submission_id);
-        lb_buf_printf(b, "<td class=\"num rank\" data-v=\"%d\">%d</td>", shown[i].rank,
-                      shown[i].rank);
-        lb_buf_puts(b, "<td class=\"num\" data-v=\"");
-        lb_fmt_key(b, r->throughput);
-        lb_buf_puts(b, "\"><b>");
-        lb_fmt_num(b, r->throughput, r->throughput >= 100 ? 0 : 1);
-        lb_buf_puts(b, "</b></td><td class=\"num\" data-v=\"");
-        lb_fmt_key(b, r->step_p50);
-        lb_buf_puts(b, "\">");
-        lb_fmt_ms(b, r->step_p50);
-        lb_buf_puts(b, "</td><td class=\"num\" data-v=\"");
-        lb_fmt_key(b, shown[i].speedup);
-        lb_buf_puts(b, "\">");
-        if (isnan(shown[i].speedup)) {
-            lb_buf_puts(b, "<span class=\"muted\">\xE2\x80\x94</span>");
-        } else {
-            lb_fmt_num(b, shown[i].speedup, shown[i].speedup >= 100 ? 0 : 2);
-            lb_buf_puts(b, "\xC3\x97");
-        }
-        lb_buf_puts(b, "</td><td class=\"num\" data-v=\"");
-        lb_fmt_key(b, r->samples_per_joule);
-        lb_buf_puts(b, "\">");
-        if (r->energy_measured && !isnan(r->samples_per_joule))
-            lb_fmt_num(b, r->samples_per_joule, r->samples_per_joule >= 100 ? 0 : 2);
-        else
-            lb_buf_puts(b, "<span class=\"muted small\">not measured</span>");
-        lb_buf_puts(b, "</td>");
-        machine_cell(b, r);
-        lb_buf_printf(b, "<td><span class=\"pill%s\">", r->is_cpu ? " cpu" : "");
-        lb_buf_html(b, r->backend);
-        lb_buf_puts(b, "</span>");
-        if (r->fusion)
-            lb_buf_puts(b, " <span class=\"small muted\">fused</span>");
-        if (r->threads > 0)
-            lb_buf_printf(b, " <span class=\"small muted\">%lld thr</span>", r->threads);
-        if (r->verified == 1)
-            lb_buf_puts(b, " <span class=\"pill ok\" title=\"first step verified against the "
-                           "reference backend\">verified</span>");
-        lb_buf_printf(b, "</td><td class=\"num\" data-v=\"%lld\">%lld</td>", r->batch, r->batch);
-        lb_buf_printf(b, "<td data-v=\"%lld\">", r->submission_id);
-        lb_page_submission_link(b, r->submission_id);
-        lb_buf_puts(b, " <span class=\"small muted\">");
-        lb_buf_html(b, r->submitter);
-        lb_buf_puts(b, " \xC2\xB7 ");
-        lb_buf_add(b, r->received, strlen(r->received) >= 10 ? 10 : strlen(r->received));
-        lb_buf_printf(b,
-                      "</span></td><td><input type=\"checkbox\" name=\"id\" value=\"%lld\" "
-                      "aria-label=\"compare submission %lld\"></td></tr>",
-                      r->submission_id, r->submission_id);
-    }
-    lb_buf_puts(b, "</tbody></table></div>");
-}
-
-/* Best CPU throughput for row r, cached per (group, batch) since rows come grouped. */
-struct cpu_cache {
-    const struct lb_run_row *group;
-    long long batch[16];
-    double best[16];
-    int n;
-};
-
-static double best_cpu(struct cpu_cache *c, struct lb_db *db, const struct lb_run_row *r)
-{
-    if (!c->group || !same_group(c->group, r)) {
-        c->group = r;
-        c->n = 0;
-    }
-    for (int i = 0; i < c->n; i++)
-        if (c->batch[i] == r->batch)
-            return c->best[i];
-    double best = lb_store_best_cpu(db, r);
-    if (c->n < 16) {
-        c->batch[c->n] = r->batch;
-        c->best[c->n] = best;
-        c->n++;
-    }
-    return best;
 }
 
 static void recent_list(struct lb_buf *b, struct lb_db *db)
@@ -299,14 +75,12 @@ static void recent_list(struct lb_buf *b, struct lb_db *db)
         return;
     lb_buf_puts(b, "<section class=\"card\" id=\"recent\"><header><h2>Recent submissions</h2>"
                    "</header>");
-    if (n == 0) {
-        lb_buf_puts(b, "<p class=\"muted\">None yet.</p></section>");
-        free(items);
-        return;
-    }
-    lb_buf_puts(b, "<div class=\"table-wrap\"><table><thead><tr><th>Submission</th>"
-                   "<th>Submitter</th><th>Machine</th><th>Scenario</th><th class=\"num\">Runs"
-                   "</th><th>Received</th></tr></thead><tbody>");
+    if (n == 0)
+        lb_buf_puts(b, "<p class=\"muted\">None yet.</p>");
+    else
+        lb_buf_puts(b, "<div class=\"table-wrap\"><table><thead><tr><th>Submission</th>"
+                       "<th>Submitter</th><th>Machine</th><th>Scenario</th><th class=\"num\">"
+                       "Runs</th><th>Received</th></tr></thead><tbody>");
     for (size_t i = 0; i < n; i++) {
         const struct lb_submission_info *s = &items[i];
         lb_buf_puts(b, "<tr><td>");
@@ -328,77 +102,86 @@ static void recent_list(struct lb_buf *b, struct lb_db *db)
         lb_buf_html(b, s->received);
         lb_buf_puts(b, "</td></tr>");
     }
-    lb_buf_puts(b, "</tbody></table></div></section>");
+    if (n > 0)
+        lb_buf_puts(b, "</tbody></table></div>");
+    lb_buf_puts(b, "</section>");
     free(items);
 }
 
-void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_response *res)
+/* The view from the query string; 0 with an error page in res when a value is not valid. */
+static int read_view(struct lb_board_view *v, const struct lb_request *req, struct lb_response *res)
 {
-    struct lb_filter f;
+    memset(v, 0, sizeof *v);
     const char *bad = NULL;
-    if (!lb_api_filter(&f, req, &bad)) {
-        char msg[128];
+    char msg[160];
+    if (!lb_filter_from_query(&v->filter, req, &bad)) {
         snprintf(msg, sizeof msg, "The value of the filter '%s' is not valid.", bad);
         lb_page_error(res, 400, msg);
-        return;
+        return 0;
     }
-    enum sort_key key = SORT_THROUGHPUT;
-    const char *sort = lb_query(req, "sort");
-    for (size_t i = 0; sort && i < N_SORT_KEYS; i++)
-        if (!strcmp(sort, sort_keys[i].name))
-            key = (enum sort_key)i;
+    v->key = lb_sort_key_named(lb_query(req, "sort"));
     const char *dir = lb_query(req, "dir");
-    int desc = dir ? strcmp(dir, "asc") != 0 : strcmp(sort_keys[key].first_dir, "asc") != 0;
+    v->desc = dir ? strcmp(dir, "asc") != 0 : lb_sort_key_desc_first(v->key);
+    v->page = lb_query_count(req, "page", 1, MAX_PAGE);
+    v->offset = lb_query_count(req, "offset", 0, LB_TABLE_MAX_OFFSET);
+    if (v->page < 1 || v->offset < 0) {
+        snprintf(msg, sizeof msg,
+                 "page must be 1 to %d and offset 0 to %d (tables page %d rows deep; the API "
+                 "lists every result).",
+                 MAX_PAGE, LB_TABLE_MAX_OFFSET, LB_TABLE_MAX_OFFSET + LB_TABLE_ROWS);
+        lb_page_error(res, 400, msg);
+        return 0;
+    }
+    return 1;
+}
 
-    struct lb_db *db = lb_pool_get(app->pool);
-    struct lb_run_row *rows = NULL;
-    size_t n = 0;
-    xpb_err err;
-    if (lb_store_runs(&rows, &n, db, &f, MAX_ROWS, &err) != XPB_OK) {
-        lb_pool_put(app->pool, db);
-        lb_page_error(res, 500, err.msg);
-        return;
-    }
-    struct shown *shown = calloc(n ? n : 1, sizeof *shown);
-    if (!shown) {
-        free(rows);
-        lb_pool_put(app->pool, db);
-        lb_page_error(res, 500, "out of memory");
-        return;
-    }
-    struct cpu_cache cache = {0};
-    long long total_subs = 0;
-    size_t n_groups = 0;
-    for (size_t i = 0; i < n; i++) {
-        double best = best_cpu(&cache, db, &rows[i]);
-        shown[i].row = &rows[i];
-        shown[i].speedup = best > 0 ? rows[i].throughput / best : NAN;
-        shown[i].rank = (i > 0 && same_group(&rows[i - 1], &rows[i])) ? shown[i - 1].rank + 1 : 1;
-        n_groups += shown[i].rank == 1;
-    }
-    {
-        struct lb_submission_info *none = NULL;
-        size_t zero = 0;
-        lb_store_list(&none, &zero, &total_subs, db, NULL, 0, 0, &err);
-        free(none);
-    }
-
-    struct lb_buf *b = &res->body;
-    lb_page_begin(b, "Rankings");
+static void page_intro(struct lb_buf *b, long long n_submissions, long long n_tables)
+{
     lb_buf_puts(b, "<h1>Deep-learning training and inference, ranked</h1>"
                    "<p class=\"lead\">Every result is the same model with the same maths and the "
-                   "same starting weights, run on a different machine or backend. Pick a filter, "
-                   "sort any column, tick two rows to compare their machines.</p>");
+                   "same starting weights, run on a different machine or backend. Results whose "
+                   "95% intervals overlap share a rank (<a href=\"#rules\">how</a>). Pick a "
+                   "filter, sort any column, tick two rows to compare their machines.</p>");
     lb_buf_printf(b,
                   "<div class=\"stats\"><div class=\"stat\"><b>%lld</b><span>submissions"
-                  "</span></div><div class=\"stat\"><b>%zu</b><span>results shown</span></div>"
-                  "<div class=\"stat\"><b>%zu</b><span>rankings</span></div></div>",
-                  total_subs, n, n_groups);
-    filter_form(b, db, &f);
+                  "</span></div><div class=\"stat\"><b>%lld</b><span>rankings</span></div></div>",
+                  n_submissions, n_tables);
+}
+
+/* "Tables 11-20 of 37" with links to the pages before and after. */
+static void table_pager(struct lb_buf *b, const struct lb_board_view *v, size_t shown,
+                        long long total)
+{
+    long long first = (v->page - 1) * LB_TABLES_PER_PAGE;
+    if (total <= LB_TABLES_PER_PAGE && v->page == 1)
+        return;
+    lb_buf_printf(b,
+                  "<nav class=\"pager card\">Tables %lld\xE2\x80\x93%lld of %lld, those with "
+                  "the most submitters first.",
+                  shown ? first + 1 : first, first + (long long)shown, total);
+    for (int step = -1; step <= 1; step += 2) {
+        long long page = v->page + step;
+        if (page < 1 || (page - 1) * LB_TABLES_PER_PAGE >= total)
+            continue;
+        struct lb_buf q = {0};
+        lb_board_query(&q, &v->filter, v, page, v->offset);
+        lb_buf_puts(b, " <a href=\"/?");
+        lb_buf_html(b, q.data);
+        lb_buf_puts(b, step < 0 ? "\">\xE2\x86\x90 previous tables</a>"
+                                : "\">next tables \xE2\x86\x92</a>");
+        lb_buf_free(&q);
+    }
+    lb_buf_puts(b, "</nav>");
+}
+
+static void tables(struct lb_buf *b, struct lb_db *db, const struct lb_board_view *v,
+                   const struct lb_group *groups, size_t n, long long total)
+{
     lb_buf_puts(b, "<div class=\"toolbar\"><input type=\"search\" id=\"quick\" class=\"hidden\" "
                    "placeholder=\"Quick filter: device, backend, submitter\xE2\x80\xA6\" "
                    "aria-label=\"quick filter\"><span class=\"legend\"><i class=\"acc\"></i>"
-                   "accelerator<i class=\"cpu\"></i>CPU</span></div>");
+                   "GPU or accelerator<i class=\"cpu\"></i>CPU<i class=\"unk\"></i>device kind "
+                   "unknown</span></div>");
     lb_buf_puts(b, "<form id=\"compare-form\" method=\"get\" action=\"/compare\">"
                    "<div class=\"toolbar\"><button type=\"submit\">Compare two ticked "
                    "submissions</button><span class=\"muted small\" id=\"compare-note\"></span>"
@@ -406,37 +189,69 @@ void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_r
     if (n == 0)
         lb_buf_puts(b, "<div class=\"card empty\">No results match. Upload some with "
                        "<code>xpubench upload results.json</code>.</div>");
-    for (size_t start = 0; start < n;) {
-        size_t end = start + 1;
-        while (end < n && same_group(&rows[start], &rows[end]))
-            end++;
-        const struct lb_run_row *g = &rows[start];
-        lb_buf_puts(b, "<section class=\"card group\" id=\"");
-        struct lb_buf id = {0};
-        lb_buf_printf(&id, "g-%s-%s-%s-%s", g->model, g->variant, g->mode, g->precision);
-        lb_buf_html(b, id.data);
-        lb_buf_free(&id);
-        lb_buf_puts(b, "\"><header><h2>");
-        lb_buf_html(b, g->model);
-        if (g->variant[0]) {
-            lb_buf_puts(b, " <span class=\"muted\">/</span> ");
-            lb_buf_html(b, g->variant);
-        }
-        lb_buf_puts(b, "</h2><span class=\"pill\">");
-        lb_buf_html(b, g->mode);
-        lb_buf_puts(b, "</span><span class=\"pill\">");
-        lb_buf_html(b, g->precision);
-        lb_buf_printf(b, "</span><span class=\"muted small\">%zu result%s</span></header>",
-                      end - start, end - start == 1 ? "" : "s");
-        group_table(b, &f, shown + start, end - start, key, desc);
-        lb_buf_puts(b, "</section>");
-        start = end;
-    }
+    for (size_t i = 0; i < n; i++)
+        lb_page_table(b, db, &groups[i], v);
     lb_buf_puts(b, "</form>");
+    table_pager(b, v, n, total);
+}
+
+/* The page for view v, into res. */
+static void render(struct lb_app *app, const struct lb_board_view *view, struct lb_response *res)
+{
+    struct lb_board_view v = *view;
+    struct lb_db *db = lb_pool_get(app->pool);
+    struct lb_group *groups = NULL;
+    size_t n = 0;
+    long long n_tables = 0, n_submissions = 0;
+    xpb_err err;
+    struct lb_submission_info *none = NULL;
+    size_t zero = 0;
+    if (lb_store_groups(&groups, &n, &n_tables, db, &v.filter, LB_TABLES_PER_PAGE,
+                        (size_t)(v.page - 1) * LB_TABLES_PER_PAGE, &err) != XPB_OK ||
+        lb_store_list(&none, &zero, &n_submissions, db, NULL, 0, 0, &err) != XPB_OK) {
+        lb_pool_put(app->pool, db);
+        free(groups);
+        lb_page_error(res, 500, err.msg);
+        return;
+    }
+    struct lb_buf *b = &res->body;
+    lb_page_begin(b, "Rankings");
+    page_intro(b, n_submissions, n_tables);
+    filter_form(b, db, &v.filter);
+    tables(b, db, &v, groups, n, n_tables);
     recent_list(b, db);
     lb_pool_put(app->pool, db);
+    lb_page_rules(b, app);
     lb_page_end(b);
-    free(shown);
-    free(rows);
+    free(groups);
     lb_page_send(res, 200);
+}
+
+void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_response *res)
+{
+    struct lb_board_view v;
+    if (!read_view(&v, req, res))
+        return;
+    /* the key is the view as parsed: other query parameters do not make other entries */
+    struct lb_buf key = {0};
+    lb_board_query(&key, &v.filter, &v, v.page, v.offset);
+    unsigned long generation = atomic_load(&app->generation);
+    if (key.data && lb_page_cache_get(app->pages, key.data, generation, xpb_now(), res)) {
+        lb_buf_free(&key);
+        return;
+    }
+    /* at most LB_RENDERS pages are built at once: the other workers stay free for everything
+     * else, whatever pages a crowd asks for */
+    if (app->renders && !lb_budget_wait(app->renders, 1, LB_RENDER_WAIT)) {
+        lb_buf_free(&key);
+        res->retry_after = 2;
+        lb_page_error(res, 503, "The rankings are busy: try again in a moment.");
+        return;
+    }
+    render(app, &v, res);
+    if (app->renders)
+        lb_budget_give(app->renders, 1);
+    if (key.data && res->status == 200)
+        lb_page_cache_put(app->pages, key.data, generation, xpb_now(), res);
+    lb_buf_free(&key);
 }

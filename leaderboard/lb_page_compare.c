@@ -13,6 +13,9 @@
 #include "lb_svg.h"
 
 #define MAX_PAIRS 64
+#define RUNS_READ 1024 /* runs of each side matched into workloads */
+#define LIBS_SHOWN 100
+#define TEXT_SHOWN 400 /* bytes of an environment text shown (the API has it whole) */
 
 struct side {
     long long id;
@@ -23,7 +26,7 @@ struct side {
 };
 
 /* One workload: the best finished run of each side with this model/variant/mode/precision/
- * batch (NULL when that side has none). */
+ * batch/world size (NULL when that side has none). */
 struct match {
     const struct lb_run_row *a, *b;
 };
@@ -47,11 +50,11 @@ static const char *jstr(const json_t *obj, const char *key)
 static void env_row(struct lb_buf *b, const char *label, const char *x, const char *y)
 {
     lb_buf_printf(b, "<tr class=\"%s\"><th>", strcmp(x, y) ? "diff" : "");
-    lb_buf_html(b, label);
+    lb_buf_html_cut(b, label, TEXT_SHOWN);
     lb_buf_puts(b, "</th><td>");
-    lb_buf_html(b, *x ? x : "\xE2\x80\x94");
+    lb_buf_html_cut(b, *x ? x : "\xE2\x80\x94", TEXT_SHOWN);
     lb_buf_puts(b, "</td><td>");
-    lb_buf_html(b, *y ? y : "\xE2\x80\x94");
+    lb_buf_html_cut(b, *y ? y : "\xE2\x80\x94", TEXT_SHOWN);
     lb_buf_puts(b, "</td></tr>");
 }
 
@@ -68,7 +71,7 @@ static void num_text(char *out, size_t cap, const json_t *obj, const char *key)
 /* Names (and versions) of an array of objects joined with ", ". */
 static void join_names(struct lb_buf *out, const json_t *arr, const char *second)
 {
-    for (size_t i = 0; i < json_array_size(arr); i++) {
+    for (size_t i = 0; i < json_array_size(arr) && out->len <= TEXT_SHOWN; i++) {
         const json_t *e = json_array_get(arr, i);
         if (i)
             lb_buf_puts(out, ", ");
@@ -122,13 +125,16 @@ static void env_table(struct lb_buf *b, const struct side *a, const struct side 
     const json_t *la = json_object_get(ea, "libraries"), *lb = json_object_get(eb, "libraries");
     const char *key;
     const json_t *val;
+    size_t n_rows = 0;
     json_object_foreach((json_t *)la, key, val)
     {
-        env_row(b, key, json_string_value(val), jstr(lb, key));
+        if (n_rows++ < LIBS_SHOWN)
+            env_row(b, key, json_string_value(val), jstr(lb, key));
     }
+    n_rows = 0;
     json_object_foreach((json_t *)lb, key, val)
     {
-        if (!json_object_get(la, key))
+        if (!json_object_get(la, key) && n_rows++ < LIBS_SHOWN)
             env_row(b, key, "", json_string_value(val));
     }
     join_names(&ma, json_object_get(ea, "plugins"), "version");
@@ -142,7 +148,8 @@ static void env_table(struct lb_buf *b, const struct side *a, const struct side 
 static int same_workload(const struct lb_run_row *x, const struct lb_run_row *y)
 {
     return !strcmp(x->model, y->model) && !strcmp(x->variant, y->variant) &&
-           !strcmp(x->mode, y->mode) && !strcmp(x->precision, y->precision) && x->batch == y->batch;
+           !strcmp(x->mode, y->mode) && !strcmp(x->precision, y->precision) &&
+           x->batch == y->batch && x->world_size == y->world_size;
 }
 
 /* Adds side `which` (0: a, 1: b) of `rows` to the matches, keeping each side's fastest run. */
@@ -173,6 +180,10 @@ static void workload_label(char *out, size_t cap, const struct lb_run_row *r)
 {
     snprintf(out, cap, "%s%s%s %s %s b%lld", r->model, r->variant[0] ? "/" : "", r->variant,
              r->mode, r->precision, r->batch);
+    if (r->world_size > 1) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, " \xC3\x97%lld ranks", r->world_size);
+    }
 }
 
 static void result_cell(struct lb_buf *b, const struct lb_run_row *r)
@@ -203,7 +214,7 @@ static void results_card(struct lb_buf *b, const struct side *a, const struct si
         return;
     }
     struct lb_pair pairs[MAX_PAIRS];
-    char labels[MAX_PAIRS][LB_NAME_MAX * 2 + 64];
+    char labels[MAX_PAIRS][LB_NAME_MAX * 2 + 96];
     for (size_t i = 0; i < n; i++) {
         workload_label(labels[i], sizeof labels[i], m[i].a ? m[i].a : m[i].b);
         pairs[i] = (struct lb_pair){labels[i], m[i].a ? m[i].a->throughput : NAN,
@@ -293,9 +304,10 @@ void lb_page_compare(struct lb_app *app, const struct lb_request *req, struct lb
     int status = 200;
     for (int i = 0; i < 2 && status == 200; i++) {
         sides[i].id = ids[i];
-        xpb_status st = lb_store_submission(&sides[i].info, &sides[i].doc, db, ids[i], &err);
+        xpb_status st = lb_store_submission_doc(&sides[i].info, &sides[i].doc, db, ids[i], &err);
         if (st == XPB_OK)
-            st = lb_store_submission_runs(&sides[i].rows, &sides[i].n_rows, db, ids[i], &err);
+            st = lb_store_submission_runs(&sides[i].rows, &sides[i].n_rows, db, ids[i], NULL,
+                                          RUNS_READ, &err);
         if (st != XPB_OK)
             status = st == XPB_NOT_FOUND ? 404 : 500;
     }

@@ -27,9 +27,10 @@ void lb_page_end(struct lb_buf *b)
 {
     lb_buf_puts(b, "</main><footer class=\"bottom\">Results uploaded with "
                    "<code>xpubench upload</code>. Same model, same maths, same starting weights "
-                   "on every backend. Throughput is the median over repeats; speedups are "
-                   "against the best CPU result of the same model, variant, mode, precision "
-                   "and batch.</footer></body></html>\n");
+                   "on every backend. Throughput is the median over repeats, ranked with its 95% "
+                   "interval; speedups are against the best result on a CPU device of the same "
+                   "model, variant, mode, precision, batch and world size.</footer></body>"
+                   "</html>\n");
 }
 
 void lb_page_send(struct lb_response *res, int status)

@@ -23,6 +23,10 @@ void lb_page_end(struct lb_buf *b);
 /* Marks res as a finished HTML page with `status`. */
 void lb_page_send(struct lb_response *res, int status);
 
+/* The section (id "rules") that says how ranks are decided and states every bound of the
+ * service with its reason (lb_page_rules.c). */
+void lb_page_rules(struct lb_buf *b, const struct lb_app *app);
+
 /* Appends a link to a submission: <a href="/submissions/ID">#ID</a>. */
 void lb_page_submission_link(struct lb_buf *b, long long id);
 

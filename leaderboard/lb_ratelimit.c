@@ -4,7 +4,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define BUCKETS 256
 /* Buckets are swept for idle entries every SWEEP_EVERY takes. */
@@ -23,13 +22,6 @@ struct lb_ratelimit {
     unsigned long takes;
     struct entry *table[BUCKETS];
 };
-
-double lb_monotonic_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 struct lb_ratelimit *lb_ratelimit_new(double per_minute, double burst)
 {

@@ -12,11 +12,8 @@ struct lb_ratelimit;
 struct lb_ratelimit *lb_ratelimit_new(double per_minute, double burst);
 void lb_ratelimit_free(struct lb_ratelimit *rl);
 
-/* Takes one request for `key` at time `now` (seconds, monotonic). Returns 1 when allowed;
+/* Takes one request for `key` at time `now` (seconds, monotonic: xpb_now). Returns 1 when allowed;
  * 0 when limited, with *retry_after_s set to the whole seconds until one is available. */
 int lb_ratelimit_take(struct lb_ratelimit *rl, long long key, double now, long *retry_after_s);
-
-/* Seconds of CLOCK_MONOTONIC, for `now`. */
-double lb_monotonic_seconds(void);
 
 #endif

@@ -51,6 +51,13 @@ void lb_route(struct lb_app *app, const struct lb_request *req, struct lb_respon
             not_allowed(res, "GET, HEAD, POST", 1);
         return;
     }
+    if (!strcmp(path, "/api/v1/token")) {
+        if (is_get(req))
+            lb_api_token(app, req, res);
+        else
+            not_allowed(res, "GET, HEAD", 1);
+        return;
+    }
     if ((id = parse_id(path, "/api/v1/results/")) > 0) {
         if (is_get(req))
             lb_api_get_result(app, req, res, id);

@@ -1,7 +1,12 @@
 /* The HTTP(S) server: libmicrohttpd with its own thread pool, serving HTTPS (GnuTLS, key and
  * certificate from PEM text) or, for a deployment behind a TLS-terminating proxy, plain HTTP
  * on a loopback address only. It turns each exchange into an lb_request, lets lb_route
- * answer, and adds the security headers every answer carries. */
+ * answer, and adds the security headers every answer carries.
+ *
+ * What keeps it answering under attack: connection deadlines and shedding (lb_conntrack.h);
+ * uploads admitted from their headers (token, rate, quota, memory budget: lb_api_admit) before
+ * any of their body is buffered, and other requests' bodies never buffered; every answer built
+ * under a size limit (lb_answer_limit); the access log escaped (lb_log_text). */
 #ifndef LB_SERVER_H
 #define LB_SERVER_H
 
@@ -15,9 +20,11 @@ struct lb_server_opts {
     unsigned port;                  /* 0: an ephemeral port (lb_server_port tells which) */
     const char *cert_pem, *key_pem; /* PEM text; both NULL for plain HTTP (loopback only) */
     unsigned threads;               /* worker threads */
-    unsigned max_connections;       /* at once, in total */
+    unsigned max_connections;       /* kept at once, in total (the oldest idle ones are shed) */
     unsigned max_per_ip;            /* at once, from one client address (0: no limit) */
-    unsigned timeout_s;             /* an idle connection is closed after this */
+    unsigned timeout_s;             /* a connection idle this long is closed */
+    double head_timeout;            /* seconds for a request's head (lb_conntrack.h) */
+    double request_timeout;         /* seconds for its head and body, and for its answer */
     int quiet;                      /* no access log */
 };
 

@@ -11,11 +11,12 @@ build_pkgs=(
   libjansson-dev                       # results JSON
   libdnnl-dev                          # the oneDNN CPU backend
   libcurl4-openssl-dev                 # xpubench upload
-  libmicrohttpd-dev libsqlite3-dev libgnutls28-dev   # the leaderboard service
+  libmicrohttpd-dev libsqlite3-dev libgnutls28-dev libpq-dev   # the leaderboard service (libpq: its optional PostgreSQL store)
 )
 test_pkgs=(
   libcmocka-dev                        # unit tests
-  chromium                             # headless browser test of the leaderboard page
+  chromium                             # headless browser tests of the leaderboard page and the report
+  postgresql                           # the leaderboard's suites on PostgreSQL (skipped without)
 )
 
 want=("${build_pkgs[@]}")

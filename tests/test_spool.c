@@ -153,6 +153,48 @@ static void test_roundtrip(void **state)
     assert_null(paths);
 }
 
+/* Issue 14: a CA file given relative to the current folder is stored absolute, so that a
+ * flush from any other folder still finds it. */
+static void test_cacert_absolute(void **state)
+{
+    (void)state;
+    char dir[512], path[1024], ca[600], cwd[4096];
+    snprintf(dir, sizeof dir, "%s/spool", root);
+    snprintf(ca, sizeof ca, "%s/certs", root);
+    assert_int_equal(mkdir(ca, 0700), 0);
+    snprintf(ca, sizeof ca, "%s/certs/ca.pem", root);
+    write_file(ca, "-----BEGIN CERTIFICATE-----\n");
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(path, sizeof path, "%s/certs", root);
+    assert_int_equal(chdir(path), 0);
+    const char *body = "{\"ca\":1}";
+    char key[65];
+    xpb_sha256_hex(key, body, strlen(body));
+    xpb_err err;
+    assert_int_equal(xpb_spool_put(path, sizeof path, dir, key, "https://x", "./ca.pem", body,
+                                   strlen(body), &err),
+                     XPB_OK);
+    /* a file that does not exist (yet) is joined to the current folder */
+    const char *body2 = "{\"ca\":2}";
+    char key2[65], path2[1024];
+    xpb_sha256_hex(key2, body2, strlen(body2));
+    assert_int_equal(xpb_spool_put(path2, sizeof path2, dir, key2, "https://x", "later.pem", body2,
+                                   strlen(body2), &err),
+                     XPB_OK);
+    assert_int_equal(chdir(cwd), 0);
+    struct xpb_spool_entry e;
+    char resolved[4096], want[4200];
+    assert_non_null(realpath(ca, resolved));
+    assert_int_equal(xpb_spool_read(&e, path, &err), XPB_OK);
+    assert_string_equal(e.cacert, resolved);
+    xpb_spool_entry_free(&e);
+    assert_int_equal(xpb_spool_read(&e, path2, &err), XPB_OK);
+    *strrchr(resolved, '/') = '\0'; /* the folder of ca.pem, where the flush ran */
+    snprintf(want, sizeof want, "%s/later.pem", resolved);
+    assert_string_equal(e.cacert, want);
+    xpb_spool_entry_free(&e);
+}
+
 static void test_foreign_and_damaged(void **state)
 {
     (void)state;
@@ -317,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_location),
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cacert_absolute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_damaged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_and_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_writer, setup, teardown),

@@ -97,6 +97,20 @@ static void test_refuses_before_sending(void **state)
     o.cacert = NULL;
     assert_int_equal(xpb_upload_post(&r, &o, "{}", 2, "short", &err), XPB_INVALID_ARGUMENT);
     assert_int_equal(r.attempts, 0);
+    /* what makes a usable server URL and token */
+    assert_true(xpb_upload_url_ok("https://lb.example"));
+    assert_true(xpb_upload_url_ok("HTTPS://lb.example:8443/board/"));
+    assert_false(xpb_upload_url_ok("https://"));
+    assert_false(xpb_upload_url_ok("https:///path"));
+    assert_false(xpb_upload_url_ok("https://:443"));
+    assert_false(xpb_upload_url_ok("https://lb example"));
+    assert_false(xpb_upload_url_ok("https://lb.example/\r\nX: y"));
+    assert_false(xpb_upload_url_ok("ftp://lb.example"));
+    assert_false(xpb_upload_url_ok(NULL));
+    assert_true(xpb_upload_token_ok("xpb_0123_abc"));
+    assert_false(xpb_upload_token_ok("a\x1b[31m"));
+    assert_false(xpb_upload_token_ok("a b"));
+    assert_false(xpb_upload_token_ok(""));
 }
 
 static void test_cli_usage(void **state)
@@ -131,6 +145,7 @@ struct scripted {
     const char *retry_after;
     const char *location;
     int delay_ms;
+    int early; /* answer from the headers, before the body (a leaderboard refusing a token) */
 };
 
 #define SCRIPT_MAX 16
@@ -143,7 +158,7 @@ static struct {
     struct scripted script[SCRIPT_MAX];
     int n_script, next; /* past the script's end its last entry repeats */
     int requests;
-    char auth[256], key[128], ctype[128], agent[128], path[128];
+    char auth[256], key[128], ctype[128], agent[128], expect[64], path[128];
     char *body;
     char root[256], ca[300], other_ca[300], url[64], xdg[300], results[300], bad_results[300];
 } s;
@@ -182,10 +197,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     struct pending *p = *con_cls;
     if (!p) {
-        *con_cls = calloc(1, sizeof *p);
-        return MHD_YES;
-    }
-    if (*size) {
+        p = calloc(1, sizeof *p);
+        *con_cls = p;
+        pthread_mutex_lock(&s.lock);
+        struct scripted next = s.script[s.next < s.n_script ? s.next : s.n_script - 1];
+        copy_header(s.expect, sizeof s.expect, c, "Expect");
+        pthread_mutex_unlock(&s.lock);
+        if (!next.early)
+            return MHD_YES; /* 100 Continue goes out: the client sends the body */
+    } else if (*size) {
         p->data = realloc(p->data, p->len + *size + 1);
         memcpy(p->data + p->len, data, *size);
         p->len += *size;
@@ -341,6 +361,7 @@ static void test_created(void **state)
     assert_string_equal(s.ctype, "application/json");
     assert_string_equal(s.body, "{\"schema\":\"xpubench-results\"}");
     assert_non_null(strstr(s.agent, "xpubench/"));
+    assert_string_equal(s.expect, "100-continue"); /* a refusal can come before the body */
     /* a base URL with a path and a trailing slash */
     char base[96];
     snprintf(base, sizeof base, "%s/board/", s.url);
@@ -365,6 +386,34 @@ static void test_duplicates(void **state)
     assert_int_equal(r.outcome, XPB_UPLOAD_DUPLICATE);
     assert_int_equal(r.id, 4);
     assert_int_equal(s.requests, 1);
+}
+
+/* A server that refuses from the headers (an unknown token): the client waited for 100 Continue,
+ * so the body was never sent, and the refusal's message arrives intact. */
+static void test_refused_before_body(void **state)
+{
+    (void)state;
+    script(1, STEP(401, "{\"error\":\"unknown token\"}", .early = 1));
+    struct xpb_upload_opts o = opts(3);
+    size_t len = 2u << 20;
+    char *big = malloc(len + 1);
+    assert_non_null(big);
+    memset(big, ' ', len);
+    big[0] = '{';
+    big[len - 1] = '}';
+    big[len] = '\0';
+    char key[65];
+    xpb_sha256_hex(key, big, len);
+    struct xpb_upload_reply r;
+    xpb_err err;
+    double t0 = now_s();
+    assert_int_equal(xpb_upload_post(&r, &o, big, len, key, &err), XPB_REJECTED);
+    assert_int_equal(r.outcome, XPB_UPLOAD_DENIED);
+    assert_int_equal(r.http_status, 401);
+    assert_string_equal(r.message, "unknown token");
+    assert_string_equal(s.body, ""); /* none of the 2 MiB went over */
+    assert_true(now_s() - t0 < 0.9); /* no wait for a 100 that never comes */
+    free(big);
 }
 
 static void test_retries_then_succeeds(void **state)
@@ -603,6 +652,51 @@ static void test_cli_spool_and_flush(void **state)
     assert_null(strstr(msg, "tok-123"));
 }
 
+/* Issue 14: a malformed https URL, a token with control characters, an unreadable CA file are
+ * command-line problems (exit code 2), caught before anything is spooled or sent. */
+static void test_cli_refuses_early(void **state)
+{
+    (void)state;
+    char msg[8192];
+    char *up[] = {"upload", s.results, "--server", s.url, "--cacert", s.ca, NULL};
+    /* a malformed https URL, a token with control characters, an unreadable CA: usage (2),
+     * refused before anything is spooled or sent */
+    script(1, STEP(201, "{}"));
+    char *empty_host[] = {"upload", s.results, "--server", "https://", NULL};
+    assert_int_equal(cli(msg, sizeof msg, 4, empty_host), XPB_EXIT_USAGE);
+    char *spaced[] = {"upload", s.results, "--server", "https://lb .example", NULL};
+    assert_int_equal(cli(msg, sizeof msg, 4, spaced), XPB_EXIT_USAGE);
+    setenv("XPB_UPLOAD_TOKEN", "tok\x1b[31m", 1);
+    assert_int_equal(cli(msg, sizeof msg, 6, up), XPB_EXIT_USAGE);
+    assert_non_null(strstr(msg, "control characters"));
+    setenv("XPB_UPLOAD_TOKEN", "tok-123", 1);
+    char *no_ca[] = {"upload", s.results, "--server", s.url, "--cacert", "/nonexistent.pem", NULL};
+    assert_int_equal(cli(msg, sizeof msg, 6, no_ca), XPB_EXIT_USAGE);
+    assert_int_equal(s.requests, 0);
+    assert_int_equal(spooled(""), 0);
+}
+
+/* Issue 14: a relative --cacert is spooled absolute, so a flush from another folder finds it. */
+static void test_cli_relative_cacert(void **state)
+{
+    (void)state;
+    char msg[8192];
+    char *flush[] = {"upload", "--flush", NULL};
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(s.root), 0);
+    script(1, STEP(503, "{}"));
+    char *rel[] = {"upload", s.results,   "--server", s.url, "--cacert",
+                   "ca.pem", "--retries", "0",        NULL};
+    assert_int_equal(cli(msg, sizeof msg, 8, rel), XPB_EXIT_FAILURE);
+    assert_int_equal(chdir("/"), 0);
+    script(1, STEP(201, "{\"id\":11,\"url\":\"u\"}"));
+    assert_int_equal(cli(msg, sizeof msg, 2, flush), XPB_EXIT_OK);
+    assert_int_equal(s.requests, 1);
+    assert_int_equal(spooled(""), 0);
+    assert_int_equal(chdir(cwd), 0);
+}
+
 #endif /* XPB_TEST_HAVE_SERVER */
 
 int main(void)
@@ -617,6 +711,7 @@ int main(void)
     const struct CMUnitTest online[] = {
         cmocka_unit_test(test_created),
         cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_refused_before_body),
         cmocka_unit_test(test_retries_then_succeeds),
         cmocka_unit_test(test_gives_up),
         cmocka_unit_test(test_client_errors_not_retried),
@@ -624,6 +719,8 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_unreachable_and_untrusted),
         cmocka_unit_test(test_cli_spool_and_flush),
+        cmocka_unit_test(test_cli_refuses_early),
+        cmocka_unit_test(test_cli_relative_cacert),
     };
     failed +=
         cmocka_run_group_tests_name("upload over https", online, server_setup, server_teardown);

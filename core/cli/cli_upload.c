@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "results.h"
@@ -136,18 +136,21 @@ static int parse_args(struct upload_cli *c, int argc, char **argv)
     return XPB_EXIT_OK;
 }
 
-/* The server an upload goes to and the token it carries; prints why not when missing. */
-static int check_sendable(struct upload_cli *c, const char *server)
+/* Whether an upload can be sent: a well-formed https:// server, a usable token, a readable
+ * CA file. Prints why not (a command-line problem: exit code 2) before anything is spooled or
+ * sent. */
+static int check_sendable(struct upload_cli *c, const char *server, const char *cacert)
 {
     if (!server) {
         fprintf(stderr,
                 "xpubench upload: no leaderboard given: pass --server URL or set " SERVER_ENV "\n");
         return 0;
     }
-    if (strncasecmp(server, "https://", 8) != 0) {
+    if (!xpb_upload_url_ok(server)) {
         fprintf(stderr,
-                "xpubench upload: %s: only https:// servers are accepted (uploads always go over "
-                "HTTPS with certificate verification)\n",
+                "xpubench upload: %s is not a usable https:// URL (uploads always go over HTTPS "
+                "with certificate verification; the URL must name a host and hold no spaces or "
+                "control characters)\n",
                 server);
         return 0;
     }
@@ -155,6 +158,15 @@ static int check_sendable(struct upload_cli *c, const char *server)
     if (!c->opts.token || !*c->opts.token) {
         fprintf(stderr, "xpubench upload: no upload token: set " TOKEN_ENV
                         " to the token the leaderboard's administrator gave you\n");
+        return 0;
+    }
+    if (!xpb_upload_token_ok(c->opts.token)) {
+        fprintf(stderr, "xpubench upload: " TOKEN_ENV " holds spaces or control characters: it "
+                        "is not a token\n");
+        return 0;
+    }
+    if (cacert && access(cacert, R_OK) != 0) {
+        fprintf(stderr, "xpubench upload: cannot read CA file %s: %s\n", cacert, strerror(errno));
         return 0;
     }
     return 1;
@@ -217,7 +229,7 @@ static int deliver(struct upload_cli *c, const char *label, const char *path, in
 
 static int upload_files(struct upload_cli *c)
 {
-    if (!check_sendable(c, c->server))
+    if (!check_sendable(c, c->server, c->cacert))
         return XPB_EXIT_USAGE;
     int failed = 0, bad_input = 0;
     for (int i = 0; i < c->n_files; i++) {
@@ -307,7 +319,7 @@ static int flush_spool(struct upload_cli *c)
         const char *cacert = c->cacert ? c->cacert : e.cacert;
         char label[64];
         snprintf(label, sizeof label, "spooled %.16s", e.key);
-        if (!check_sendable(c, server))
+        if (!check_sendable(c, server, cacert))
             usage_error = 1;
         else if (deliver(c, label, e.path, 1, server, cacert, e.body, e.body_len, e.key))
             sent++;

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,25 @@ static void utc_now(char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* `path` as an absolute path into out (cap bytes): resolved when the file exists, else joined
+ * to the current folder, so that a later --flush from another folder finds the same file. */
+static xpb_status absolute_path(char *out, size_t cap, const char *path, xpb_err *err)
+{
+    char resolved[PATH_MAX], cwd[PATH_MAX];
+    int n;
+    if (realpath(path, resolved))
+        n = snprintf(out, cap, "%s", resolved);
+    else if (path[0] == '/')
+        n = snprintf(out, cap, "%s", path);
+    else if (getcwd(cwd, sizeof cwd))
+        n = snprintf(out, cap, "%s/%s", cwd, path);
+    else
+        return xpb_err_set(err, XPB_IO_ERROR, "cannot make %s absolute: %s", path, strerror(errno));
+    if (n < 0 || (size_t)n >= cap)
+        return xpb_err_set(err, XPB_INVALID_ARGUMENT, "the path %s is too long", path);
+    return XPB_OK;
+}
+
 xpb_status xpb_spool_put(char *path_out, size_t cap, const char *dir, const char *key,
                          const char *server, const char *cacert, const char *body, size_t len,
                          xpb_err *err)
@@ -98,14 +118,18 @@ xpb_status xpb_spool_put(char *path_out, size_t cap, const char *dir, const char
     int n = snprintf(path, sizeof path, "%s/%s.json", dir, key);
     if (n < 0 || (size_t)n >= sizeof path)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "the spool path is too long");
-    xpb_status st = xpb_spool_ensure(dir, err);
+    char cacert_abs[PATH_MAX];
+    xpb_status st = cacert ? absolute_path(cacert_abs, sizeof cacert_abs, cacert, err) : XPB_OK;
+    if (st == XPB_OK)
+        st = xpb_spool_ensure(dir, err);
     if (st != XPB_OK)
         return st;
 
     utc_now(when);
-    json_t *entry = json_pack("{s:i, s:s, s:s, s:s?, s:s, s:s%}", "spool_version",
-                              XPB_SPOOL_VERSION, "key", key, "server", server ? server : "",
-                              "cacert", cacert, "spooled", when, "body", body, len);
+    json_t *entry =
+        json_pack("{s:i, s:s, s:s, s:s?, s:s, s:s%}", "spool_version", XPB_SPOOL_VERSION, "key",
+                  key, "server", server ? server : "", "cacert", cacert ? cacert_abs : NULL,
+                  "spooled", when, "body", body, len);
     if (!entry)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT,
                            "cannot spool: the results text is not valid UTF-8");

@@ -42,8 +42,9 @@ xpb_status xpb_spool_dir(char *out, size_t cap, xpb_err *err);
 xpb_status xpb_spool_ensure(const char *dir, xpb_err *err);
 
 /* Spools `body` (len bytes, the canonical results text whose SHA-256 hex is `key`) for
- * `server` (cacert may be NULL) as "<dir>/<key>.json", atomically; an existing entry with the
- * same key is replaced. The entry's path goes to path_out (cap bytes) when path_out is not
+ * `server` (cacert may be NULL; it is stored as an absolute path, so that a flush from any
+ * folder finds it) as "<dir>/<key>.json", atomically; an existing entry with the same key is
+ * replaced. The entry's path goes to path_out (cap bytes) when path_out is not
  * NULL. XPB_INVALID_ARGUMENT when key does not match the body, XPB_IO_ERROR otherwise. */
 xpb_status xpb_spool_put(char *path_out, size_t cap, const char *dir, const char *key,
                          const char *server, const char *cacert, const char *body, size_t len,

@@ -12,7 +12,6 @@
 
 #include <curl/curl.h>
 
-
 /* Bytes of a server answer kept; the rest is dropped (answers are small JSON objects). */
 #define REPLY_MAX_BYTES (64 * 1024)
 
@@ -51,9 +50,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
     return n;
 }
 
-/* Token characters allowed in an Authorization header (RFC 6750 b64token plus a little):
- * printable ASCII without spaces, so a token can never inject another header line. */
-static int token_ok(const char *t)
+int xpb_upload_token_ok(const char *t)
 {
     if (!t || !*t)
         return 0;
@@ -63,12 +60,13 @@ static int token_ok(const char *t)
     return 1;
 }
 
-static int url_ok(const char *url)
+int xpb_upload_url_ok(const char *url)
 {
-    if (strncasecmp(url, "https://", 8) != 0 || url[8] == '\0' || url[8] == '/')
+    if (!url || strncasecmp(url, "https://", 8) != 0 || url[8] == '\0' || url[8] == '/' ||
+        url[8] == ':' || url[8] == '?' || url[8] == '#')
         return 0;
     for (const char *p = url; *p; p++)
-        if (*p <= ' ' || *p > '~')
+        if (*p <= ' ' || *p > '~' || *p == '\\')
             return 0;
     return 1;
 }
@@ -171,149 +169,206 @@ static int transient(CURLcode rc)
     }
 }
 
-xpb_status xpb_upload_post(struct xpb_upload_reply *reply, const struct xpb_upload_opts *opts,
-                           const char *body, size_t len, const char *key, xpb_err *err)
+/* What xpb_upload_post refuses before sending anything. */
+static xpb_status check_request(const struct xpb_upload_opts *opts, const char *key, xpb_err *err)
 {
-    memset(reply, 0, sizeof *reply);
-    reply->outcome = XPB_UPLOAD_UNREACHABLE;
-    if (!opts->server || !url_ok(opts->server))
+    if (!xpb_upload_url_ok(opts->server))
         return xpb_err_set(err, XPB_INVALID_ARGUMENT,
                            "server URL '%s' is not an https:// URL (uploads are only sent over "
                            "HTTPS with certificate verification)",
                            opts->server ? opts->server : "");
-    if (!token_ok(opts->token))
+    if (!xpb_upload_token_ok(opts->token))
         return xpb_err_set(err, XPB_INVALID_ARGUMENT,
                            "no usable upload token: set XPB_UPLOAD_TOKEN to the token the "
-                           "leaderboard's administrator gave you");
+                           "leaderboard's administrator gave you (printable characters, no "
+                           "spaces)");
     if (opts->cacert && access(opts->cacert, R_OK) != 0)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "cannot read CA file %s: %s", opts->cacert,
                            strerror(errno));
     if (!key || strlen(key) != 64)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "missing idempotency key");
+    return XPB_OK;
+}
+
+/* One upload's libcurl handle, headers and answer buffer, reused by every attempt. */
+struct session {
+    CURL *curl;
+    struct curl_slist *headers;
+    struct reply_buf *buf;
+    char url[2048], key_header[128];
+    char curl_msg[CURL_ERROR_SIZE];
+    size_t base_len; /* of the server URL without trailing slashes, for messages */
+};
+
+static void session_free(struct session *s)
+{
+    curl_slist_free_all(s->headers);
+    if (s->curl)
+        curl_easy_cleanup(s->curl);
+    free(s->buf);
+}
+
+/* The URL and headers of the request. */
+static xpb_status session_request(struct session *s, const struct xpb_upload_opts *opts,
+                                  const char *key, xpb_err *err)
+{
+    s->base_len = strlen(opts->server);
+    while (s->base_len > 8 && opts->server[s->base_len - 1] == '/')
+        s->base_len--;
+    if (s->base_len + sizeof XPB_UPLOAD_API_PATH >= sizeof s->url)
+        return xpb_err_set(err, XPB_INVALID_ARGUMENT, "server URL is too long");
+    snprintf(s->url, sizeof s->url, "%.*s%s", (int)s->base_len, opts->server, XPB_UPLOAD_API_PATH);
+    snprintf(s->key_header, sizeof s->key_header, "Idempotency-Key: %s", key);
+    /* 100-continue: the server checks the token, rate and size from the headers and refuses
+     * before the body is sent, with its message */
+    const char *lines[] = {"Content-Type: application/json", "Accept: application/json",
+                           "Expect: 100-continue", s->key_header};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        struct curl_slist *h = curl_slist_append(s->headers, lines[i]);
+        if (!h)
+            return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+        s->headers = h;
+    }
+    return XPB_OK;
+}
+
+/* A handle set up for the request: TLS verification, no redirects, timeouts, the body. */
+static xpb_status session_open(struct session *s, const struct xpb_upload_opts *opts,
+                               const char *body, size_t len, const char *key, xpb_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->buf = malloc(sizeof *s->buf);
+    s->curl = curl_easy_init();
+    if (!s->buf || !s->curl)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+    xpb_status st = session_request(s, opts, key, err);
+    if (st != XPB_OK)
+        return st;
+    CURL *c = s->curl;
+    curl_easy_setopt(c, CURLOPT_URL, s->url);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    if (opts->cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, opts->cacert);
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+    curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, opts->token);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, s->headers);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "xpubench/" XPB_VERSION);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, opts->connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, opts->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, s->buf);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s->curl_msg);
+    return XPB_OK;
+}
+
+/* Classifies an HTTP answer into reply and says whether to try again. Returns the status for
+ * the caller (XPB_OK when delivered). */
+static xpb_status classify_answer(struct xpb_upload_reply *reply, struct session *s, long code,
+                                  int *retry, xpb_err *err)
+{
+    *retry = 0;
+    reply->http_status = code;
+    if (code >= 200 && code < 300) {
+        reply->outcome = XPB_UPLOAD_CREATED; /* DUPLICATE when the answer says so */
+        parse_created(reply, s->buf);
+        reply->message[0] = '\0';
+        return XPB_OK;
+    }
+    server_message(reply, s->buf);
+    if (code == 409 && strstr(s->buf->data, "\"duplicate\"")) {
+        parse_created(reply, s->buf);
+        reply->outcome = XPB_UPLOAD_DUPLICATE;
+        return XPB_OK;
+    }
+    if (code >= 300 && code < 400) {
+        /* never followed: the token must not go to another address unasked */
+        char *where = NULL;
+        curl_easy_getinfo(s->curl, CURLINFO_REDIRECT_URL, &where);
+        snprintf(reply->message, sizeof reply->message,
+                 "the server redirects to %.900s; pass that address with --server",
+                 where ? where : "another address");
+        reply->outcome = XPB_UPLOAD_DENIED;
+    } else if (code >= 500 || code == 429 || code == 408) {
+        reply->outcome = code == 429 ? XPB_UPLOAD_DENIED : XPB_UPLOAD_UNREACHABLE;
+        *retry = 1;
+    } else {
+        reply->outcome = (code == 401 || code == 403) ? XPB_UPLOAD_DENIED : XPB_UPLOAD_REJECTED;
+    }
+    xpb_status st = reply->outcome == XPB_UPLOAD_UNREACHABLE ? XPB_NETWORK : XPB_REJECTED;
+    return xpb_err_set(err, st, "the server answered %ld%s%s", code, reply->message[0] ? ": " : "",
+                       reply->message);
+}
+
+/* One exchange. *retry says whether another attempt may succeed, *retry_after_s what the
+ * server asked to wait (0 when it did not say). */
+static xpb_status attempt(struct xpb_upload_reply *reply, struct session *s, const char *server,
+                          int *retry, long *retry_after_s, xpb_err *err)
+{
+    s->buf->len = 0;
+    s->buf->data[0] = '\0';
+    s->curl_msg[0] = '\0';
+    reply->http_status = 0;
+    *retry_after_s = 0;
+    CURLcode rc = curl_easy_perform(s->curl);
+    if (rc == CURLE_OK) {
+        long code = 0;
+        curl_off_t retry_after = 0;
+        curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(s->curl, CURLINFO_RETRY_AFTER, &retry_after);
+        *retry_after_s = (long)retry_after;
+        return classify_answer(reply, s, code, retry, err);
+    }
+    reply->outcome = XPB_UPLOAD_UNREACHABLE;
+    snprintf(reply->message, sizeof reply->message, "%s",
+             s->curl_msg[0] ? s->curl_msg : curl_easy_strerror(rc));
+    *retry = transient(rc);
+    return xpb_err_set(err, XPB_NETWORK, "cannot reach %.*s: %s", (int)s->base_len, server,
+                       reply->message);
+}
+
+/* Attempts until delivered, refused for good, or out of attempts, with backoff between. */
+static xpb_status send_with_retries(struct xpb_upload_reply *reply, struct session *s,
+                                    const struct xpb_upload_opts *opts, xpb_err *err)
+{
+    unsigned seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16) ^ (unsigned)(size_t)s->buf;
+    int attempts = opts->attempts > 0 ? opts->attempts : 1;
+    xpb_status st = XPB_NETWORK;
+    for (int n = 1; n <= attempts; n++) {
+        int retry;
+        long retry_after;
+        reply->attempts = n;
+        st = attempt(reply, s, opts->server, &retry, &retry_after, err);
+        if (st == XPB_OK || !retry || n == attempts)
+            break;
+        sleep_ms(backoff_delay(opts, n, retry_after, &seed));
+    }
+    return st;
+}
+
+xpb_status xpb_upload_post(struct xpb_upload_reply *reply, const struct xpb_upload_opts *opts,
+                           const char *body, size_t len, const char *key, xpb_err *err)
+{
+    memset(reply, 0, sizeof *reply);
+    reply->outcome = XPB_UPLOAD_UNREACHABLE;
+    xpb_status st = check_request(opts, key, err);
+    if (st != XPB_OK)
+        return st;
     pthread_once(&curl_once, init_curl);
     if (curl_init_code != CURLE_OK)
         return xpb_err_set(err, XPB_INTERNAL, "libcurl initialisation failed: %s",
                            curl_easy_strerror(curl_init_code));
-
-    size_t base_len = strlen(opts->server);
-    while (base_len > 8 && opts->server[base_len - 1] == '/')
-        base_len--;
-    char url[2048], key_header[128];
-    if (base_len + sizeof XPB_UPLOAD_API_PATH >= sizeof url)
-        return xpb_err_set(err, XPB_INVALID_ARGUMENT, "server URL is too long");
-    snprintf(url, sizeof url, "%.*s%s", (int)base_len, opts->server, XPB_UPLOAD_API_PATH);
-    snprintf(key_header, sizeof key_header, "Idempotency-Key: %s", key);
-
-    xpb_status st = XPB_OK;
-    struct reply_buf *buf = malloc(sizeof *buf);
-    CURL *curl = curl_easy_init();
-    struct curl_slist *headers = NULL, *h;
-    if (!buf || !curl) {
-        st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-        goto fail_curl;
-    }
-    const char *header_lines[] = {"Content-Type: application/json", "Accept: application/json",
-                                  "Expect:", key_header};
-    for (size_t i = 0; i < sizeof header_lines / sizeof *header_lines; i++) {
-        h = curl_slist_append(headers, header_lines[i]);
-        if (!h) {
-            st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-            goto fail_curl;
-        }
-        headers = h;
-    }
-
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-    if (opts->cacert)
-        curl_easy_setopt(curl, CURLOPT_CAINFO, opts->cacert);
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
-    curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, opts->token);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "xpubench/" XPB_VERSION);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, opts->connect_timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, opts->timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, buf);
-
-    char curl_msg[CURL_ERROR_SIZE];
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_msg);
-    unsigned seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16) ^ (unsigned)(size_t)buf;
-    int attempts = opts->attempts > 0 ? opts->attempts : 1;
-    for (int attempt = 1; attempt <= attempts; attempt++) {
-        buf->len = 0;
-        buf->data[0] = '\0';
-        curl_msg[0] = '\0';
-        reply->attempts = attempt;
-        reply->http_status = 0;
-        CURLcode rc = curl_easy_perform(curl);
-        long code = 0;
-        curl_off_t retry_after = 0;
-        int retry;
-        if (rc == CURLE_OK) {
-            curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-            curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &retry_after);
-            reply->http_status = code;
-            if (code >= 200 && code < 300) {
-                reply->outcome = XPB_UPLOAD_CREATED; /* DUPLICATE when the answer says so */
-                parse_created(reply, buf);
-                reply->message[0] = '\0';
-                st = XPB_OK;
-                break;
-            }
-            server_message(reply, buf);
-            if (code == 409 && strstr(buf->data, "\"duplicate\"")) {
-                parse_created(reply, buf);
-                reply->outcome = XPB_UPLOAD_DUPLICATE;
-                st = XPB_OK;
-                break;
-            }
-            if (code >= 300 && code < 400) {
-                /* never followed: the token must not go to another address unasked */
-                char *where = NULL;
-                curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &where);
-                snprintf(reply->message, sizeof reply->message,
-                         "the server redirects to %.900s; pass that address with --server",
-                         where ? where : "another address");
-                reply->outcome = XPB_UPLOAD_DENIED;
-                retry = 0;
-            } else if (code >= 500 || code == 429 || code == 408) {
-                reply->outcome = code == 429 ? XPB_UPLOAD_DENIED : XPB_UPLOAD_UNREACHABLE;
-                retry = 1;
-            } else {
-                reply->outcome =
-                    (code == 401 || code == 403) ? XPB_UPLOAD_DENIED : XPB_UPLOAD_REJECTED;
-                retry = 0;
-            }
-            st = reply->outcome == XPB_UPLOAD_UNREACHABLE ? XPB_NETWORK : XPB_REJECTED;
-            xpb_err_set(err, st, "the server answered %ld%s%s", code, reply->message[0] ? ": " : "",
-                        reply->message);
-        } else {
-            reply->outcome = XPB_UPLOAD_UNREACHABLE;
-            snprintf(reply->message, sizeof reply->message, "%s",
-                     curl_msg[0] ? curl_msg : curl_easy_strerror(rc));
-            retry = transient(rc);
-            st = XPB_NETWORK;
-            xpb_err_set(err, st, "cannot reach %.*s: %s", (int)base_len, opts->server,
-                        reply->message);
-        }
-        if (!retry || attempt == attempts)
-            break;
-        sleep_ms(backoff_delay(opts, attempt, (long)retry_after, &seed));
-    }
-
-fail_curl:
-    curl_slist_free_all(headers);
-    if (curl)
-        curl_easy_cleanup(curl);
-    free(buf);
+    struct session s;
+    st = session_open(&s, opts, body, len, key, err);
+    if (st == XPB_OK)
+        st = send_with_retries(reply, &s, opts, err);
+    session_free(&s);
     return st;
 }

@@ -6,10 +6,11 @@
  * turn verification off. Only https:// URLs are accepted, redirects are not followed (the
  * token is never sent anywhere else), and the bearer token is never logged or stored.
  *
- * Each request carries an Idempotency-Key: the SHA-256 of the canonical results text (see
- * xpb_results_canonical), so a retried or repeated upload of the same results is stored once by
- * the server. Network errors, timeouts, 5xx answers and 429 are retried with exponential
- * backoff (a Retry-After header is honoured up to the backoff cap). */
+ * The request asks for 100-continue, so that a server refusing it from its headers (token,
+ * rate, size) answers before the body is sent. Each request carries an Idempotency-Key: the SHA-256
+ * of the canonical results text (see xpb_results_canonical), so a retried or repeated upload of the
+ * same results is stored once by the server. Network errors, timeouts, 5xx answers and 429 are
+ * retried with exponential backoff (a Retry-After header is honoured up to the backoff cap). */
 #ifndef XPB_CORE_UPLOAD_H
 #define XPB_CORE_UPLOAD_H
 
@@ -55,6 +56,13 @@ struct xpb_upload_reply {
     char message[1024]; /* what the server said was wrong, or the network error */
     int attempts;       /* attempts made */
 };
+
+/* 1 when `url` is a usable base URL: https://, a host, printable ASCII without spaces. */
+int xpb_upload_url_ok(const char *url);
+
+/* 1 when `token` can go into an Authorization header: printable ASCII without spaces (so it
+ * can never inject another header line). */
+int xpb_upload_token_ok(const char *token);
 
 /* POSTs `body` (len bytes of canonical results text, idempotency key `key`) to
  * <server>/api/v1/results and fills *reply. Returns XPB_OK for CREATED and DUPLICATE,

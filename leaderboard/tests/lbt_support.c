@@ -20,9 +20,22 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "interval.h"
 #include "sha256.h"
 
 extern char **environ;
+
+static const char *database_url;
+
+void lbt_use_database(const char *url)
+{
+    database_url = url;
+}
+
+const char *lbt_database(void)
+{
+    return database_url;
+}
 
 static void die(const char *what)
 {
@@ -112,6 +125,68 @@ json_t *lbt_doc(const char *cpu_model, const char *accelerator, const struct lbt
     json_t *arr = json_object_get(doc, "runs");
     for (size_t i = 0; i < n_runs; i++)
         json_array_append_new(arr, run_json(&runs[i]));
+    return doc;
+}
+
+/* Repeats, min, max and the 95% interval of a finished run of version 2. */
+static void v2_throughput(json_t *run, const struct lbt_run *r, const struct lbt_v2 *v)
+{
+    json_t *metrics = json_object_get(run, "metrics");
+    json_t *tp = json_object_get(metrics, "throughput");
+    double spread = v && v->spread > 0 ? v->spread : 0.05, t = r->throughput;
+    int n = v && v->repeats == 1 ? 1 : 2;
+    double lo = n == 1 ? t : t * (1 - spread), hi = n == 1 ? t : t * (1 + spread);
+    json_t *repeats = json_array();
+    json_array_append_new(
+        repeats, json_pack("{s:i, s:f, s:f}", "steps", 5, "seconds", 1.0, "throughput", lo));
+    if (n == 2)
+        json_array_append_new(
+            repeats, json_pack("{s:i, s:f, s:f}", "steps", 5, "seconds", 1.0, "throughput", hi));
+    json_object_set_new(metrics, "repeats", repeats);
+    json_object_set_new(json_object_get(run, "config"), "repeats", json_integer(n));
+    json_object_set_new(tp, "min", json_real(lo));
+    json_object_set_new(tp, "max", json_real(hi));
+    double x[2] = {lo, hi};
+    xpb_interval ci;
+    if (xpb_interval_geomean(&ci, x, (size_t)n, 0.95) != 0)
+        die("interval");
+    json_object_set_new(tp, "ci95_low", n == 2 ? json_real(ci.low) : json_null());
+    json_object_set_new(tp, "ci95_high", n == 2 ? json_real(ci.high) : json_null());
+}
+
+/* The fields version 2 adds to a finished run. */
+static void v2_run(json_t *run, const struct lbt_run *r, const struct lbt_v2 *v)
+{
+    json_object_set_new(json_object_get(run, "config"), "allow_emulated", json_false());
+    json_t *device = json_object_get(run, "device");
+    json_t *metrics = json_object_get(run, "metrics");
+    if (!device || !metrics)
+        return;
+    json_object_set_new(device, "kind", json_string(v && v->kind ? v->kind : "unknown"));
+    json_object_set_new(device, "precisions", json_pack("{s:s}", "fp32", "native"));
+    json_object_set_new(device, "capabilities", json_pack("[s]", "threads"));
+    json_t *energy = json_object_get(metrics, "energy");
+    int measured = json_is_true(json_object_get(energy, "measured"));
+    json_object_set_new(energy, "watts", measured ? json_real(150) : json_null());
+    json_object_set_new(energy, "reason", measured ? json_null() : json_string("no meter"));
+    json_object_set_new(json_object_get(metrics, "memory"), "host_run_peak_bytes",
+                        json_integer(1 << 20));
+    json_object_set_new(json_object_get(metrics, "loss"), "series", json_array());
+    json_object_set_new(metrics, "interference",
+                        json_pack("{s:f, s:f, s:f, s:b}", "other_cpu_share", 0.0, "steal_share",
+                                  0.0, "load_1m", 0.5, "flagged", 0));
+    v2_throughput(run, r, v);
+}
+
+json_t *lbt_doc_v2(const char *cpu_model, const char *accelerator, const struct lbt_run *runs,
+                   const struct lbt_v2 *v2, size_t n_runs, unsigned nonce)
+{
+    json_t *doc = lbt_doc(cpu_model, accelerator, runs, n_runs, nonce);
+    json_object_set_new(doc, "schema_version", json_integer(2));
+    json_object_set_new(json_object_get(doc, "scenario"), "baseline", json_null());
+    json_t *arr = json_object_get(doc, "runs");
+    for (size_t i = 0; i < n_runs; i++)
+        v2_run(json_array_get(arr, i), &runs[i], v2 ? &v2[i] : NULL);
     return doc;
 }
 
@@ -409,8 +484,8 @@ int lbt_server_start(struct lbt_server *s, const char *bin, const char *data, co
     int n = 0;
     argv[n++] = (char *)bin;
     argv[n++] = "serve";
-    argv[n++] = "--data";
-    argv[n++] = (char *)data;
+    argv[n++] = database_url ? "--database" : "--data";
+    argv[n++] = (char *)(database_url ? database_url : data);
     argv[n++] = "--bind";
     argv[n++] = "127.0.0.1";
     argv[n++] = "--port";
@@ -480,7 +555,13 @@ int lbt_server_stop(struct lbt_server *s, int hard)
 
 int lbt_make_token(char *out, size_t cap, const char *bin, const char *data, const char *name)
 {
-    char *argv[] = {(char *)bin, "token", "create", (char *)name, "--data", (char *)data, NULL};
+    char *argv[] = {(char *)bin,
+                    "token",
+                    "create",
+                    (char *)name,
+                    database_url ? "--database" : "--data",
+                    (char *)(database_url ? database_url : data),
+                    NULL};
     if (lbt_run(argv, NULL, out, cap, 30) != 0)
         return -1;
     out[strcspn(out, "\r\n")] = '\0';
@@ -615,4 +696,44 @@ long lbt_count(const char *base, const char *cacert)
     }
     lbt_reply_free(&r);
     return total;
+}
+
+long long lbt_peak_rss(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib < 0 ? -1 : kib * 1024;
+}
+
+/* ---- PostgreSQL ---- */
+
+int lbt_pg_start(struct lbt_pg *pg, const char *script)
+{
+    memset(pg, 0, sizeof *pg);
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    char *argv[] = {(char *)script, "start", pid, NULL};
+    char out[1024];
+    int rc = lbt_run(argv, NULL, out, sizeof out, 120);
+    if (rc == 77)
+        return 77;
+    if (rc != 0 || sscanf(out, "%511s %299s", pg->url, pg->dir) != 2)
+        return -1;
+    return 0;
+}
+
+void lbt_pg_stop(struct lbt_pg *pg, const char *script)
+{
+    if (!pg->dir[0])
+        return;
+    char *argv[] = {(char *)script, "stop", pg->dir, NULL};
+    lbt_run(argv, NULL, NULL, 0, 60);
+    memset(pg, 0, sizeof *pg);
 }

@@ -19,11 +19,25 @@ struct lbt_run {
     const char *status;       /* NULL: "ok" */
 };
 
-/* A results document that passes xpb_results_validate, with these runs on a machine with
- * `cpu_model` and `accelerator` (NULL for none). `nonce` goes into scenario.overrides so that
- * otherwise equal documents differ. New reference, caller decrefs. Aborts on failure. */
+/* What a run of a version-2 document says besides (lbt_doc_v2). */
+struct lbt_v2 {
+    const char *kind; /* device.kind; NULL: "unknown" */
+    double spread;    /* the two repeats are throughput * (1 -+ spread); 0: 0.05 */
+    int repeats;      /* 1 (no interval) or 2 (0: 2) */
+};
+
+/* A results document of schema version 1 that passes xpb_results_validate, with these runs on
+ * a machine with `cpu_model` and `accelerator` (NULL for none). `nonce` goes into
+ * scenario.overrides so that otherwise equal documents differ. New reference, caller decrefs.
+ * Aborts on failure. */
 json_t *lbt_doc(const char *cpu_model, const char *accelerator, const struct lbt_run *runs,
                 size_t n_runs, unsigned nonce);
+
+/* The same as schema version 2: device kinds, throughput intervals from the repeats (v2[i]
+ * for runs[i]; v2 NULL: unknown kinds, two repeats of +-5%), and the other fields version 2
+ * requires. */
+json_t *lbt_doc_v2(const char *cpu_model, const char *accelerator, const struct lbt_run *runs,
+                   const struct lbt_v2 *v2, size_t n_runs, unsigned nonce);
 
 /* The simplest valid document: one conv6 cpu_ref run, distinct per nonce. */
 json_t *lbt_small_doc(unsigned nonce);
@@ -58,6 +72,22 @@ int lbt_wait(pid_t pid, double timeout_s);
  * be NULL). Returns the exit status as lbt_wait. */
 int lbt_run(char *const argv[], char *const env[], char *out, size_t cap, double timeout_s);
 
+/* The store the service under test uses: NULL (the default) for SQLite in each server's data
+ * folder, or a PostgreSQL URL (lbt_server_start and lbt_make_token then pass --database). */
+void lbt_use_database(const char *url);
+const char *lbt_database(void);
+
+/* A throw-away PostgreSQL cluster (leaderboard/tests/lbt-pg-cluster, path in `script`). */
+struct lbt_pg {
+    char url[512]; /* postgresql:///xpubench?host=<dir>&... */
+    char dir[300];
+};
+/* Starts one. Returns 0; 77 when PostgreSQL's server tools are not installed (the caller skips);
+ * -1 on failure. */
+int lbt_pg_start(struct lbt_pg *pg, const char *script);
+/* Stops it and removes its folder. */
+void lbt_pg_stop(struct lbt_pg *pg, const char *script);
+
 /* A running leaderboard service. */
 struct lbt_server {
     pid_t pid;
@@ -66,16 +96,18 @@ struct lbt_server {
     char log[4200]; /* its stderr */
 };
 
-/* Starts `bin serve --data data --bind 127.0.0.1 --port port` (port 0: any) with TLS when cert
- * and key are given, plus extra arguments (NULL-terminated list, may be NULL), and waits (up to
- * 20 s) for its "serving" line. Returns 0. */
+/* Starts `bin serve --data data --bind 127.0.0.1 --port port` (port 0: any; --database URL
+ * instead of --data when lbt_use_database named one; the log goes to data/server.log either
+ * way) with TLS when cert and key are given, plus extra arguments (NULL-terminated list, may
+ * be NULL), and waits (up to 20 s) for its "serving" line. Returns 0. */
 int lbt_server_start(struct lbt_server *s, const char *bin, const char *data, const char *cert,
                      const char *key, int port, const char *const *extra);
 /* Stops it: SIGTERM and wait (SIGKILL after 10 s); `hard` sends SIGKILL at once. Returns the
  * exit status as lbt_wait. */
 int lbt_server_stop(struct lbt_server *s, int hard);
 
-/* Creates an upload token named `name` with `bin token create`. Returns 0. */
+/* Creates an upload token named `name` with `bin token create` (on lbt_database() when set,
+ * else on the data folder). Returns 0. */
 int lbt_make_token(char *out, size_t cap, const char *bin, const char *data, const char *name);
 
 struct lbt_reply {
@@ -96,5 +128,8 @@ void lbt_reply_free(struct lbt_reply *r);
 
 /* The "total" of GET <base>/api/v1/results, or -1. */
 long lbt_count(const char *base, const char *cacert);
+
+/* The peak resident memory of process pid (VmHWM), in bytes; -1 when unknown. */
+long long lbt_peak_rss(pid_t pid);
 
 #endif

@@ -2,11 +2,14 @@
  * (xpubench-leaderboard) and the real client (`xpubench upload` and its library).
  *   - upload a results file, then the API and the page show it; certificate checks hold
  *   - malformed and hostile submissions get a 4xx with a message and store nothing
- *   - 8 parallel clients uploading the same 200 results store each exactly once
+ *   - 8 parallel clients uploading the same 200 results store each exactly once (on
+ *     PostgreSQL, through two service processes sharing the database)
  *   - the server killed mid-run: the client spools, the server restarts, --flush delivers
  *     everything exactly once
  *   - token administration, and plain HTTP only on loopback
- * Every process is started with a parent-death signal and waited for with a deadline. */
+ * `test_lb_e2e postgres` runs the same suite on PostgreSQL, in a throw-away cluster (exit code
+ * 77, skipped, where there is none). Every process is started with a parent-death signal and
+ * waited for with a deadline. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -21,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "lb_db.h"
 #include "lbt_support.h"
 #include "spool.h"
 #include "results.h"
@@ -36,6 +40,8 @@ static struct {
     char ca[400], other_ca[400], cert[400], key[400], spki[64];
     char token[128], env_token[160], env_xdg[360];
     struct lbt_server server;
+    struct lbt_server second; /* PostgreSQL: another service process on the same database */
+    struct lbt_pg pg;
     long base; /* submissions stored before the current test */
 } g;
 
@@ -93,10 +99,17 @@ static int group_setup(void **state)
     snprintf(g.other_ca, sizeof g.other_ca, "%s/other-ca.pem", g.certs);
     snprintf(g.cert, sizeof g.cert, "%s/server.pem", g.certs);
     snprintf(g.key, sizeof g.key, "%s/server.key", g.certs);
-    const char *extra[] = {"--rate-limit", "0", "--max-body", MAX_BODY, "--threads", "4", NULL};
+    const char *extra[] = {
+        "--rate-limit", "0", "--max-per-day", "0", "--max-body", MAX_BODY, "--threads", "4", NULL};
     assert_int_equal(lbt_server_start(&g.server, LBT_SERVER_BIN, g.data, g.cert, g.key, 0, extra),
                      0);
     assert_int_equal(lbt_make_token(g.token, sizeof g.token, LBT_SERVER_BIN, g.data, "alice"), 0);
+    if (lbt_database()) {
+        char data2[400];
+        snprintf(data2, sizeof data2, "%s/second", g.root);
+        assert_int_equal(
+            lbt_server_start(&g.second, LBT_SERVER_BIN, data2, g.cert, g.key, 0, extra), 0);
+    }
     snprintf(g.env_token, sizeof g.env_token, "XPB_UPLOAD_TOKEN=%s", g.token);
     snprintf(g.env_xdg, sizeof g.env_xdg, "XDG_DATA_HOME=%s", g.xdg);
     return 0;
@@ -107,6 +120,8 @@ static int group_teardown(void **state)
     (void)state;
     if (g.server.pid > 0)
         assert_int_equal(lbt_server_stop(&g.server, 0), 0);
+    if (g.second.pid > 0)
+        assert_int_equal(lbt_server_stop(&g.second, 0), 0);
     if (!getenv("LBT_KEEP"))
         lbt_rmtree(g.root);
     return 0;
@@ -129,7 +144,8 @@ static void test_upload_then_visible(void **state)
         {"cpu-train", "resnet18", "cifar", "train", "fp32", "cpu_onednn", "Xeon e2e", 64, 40, 1.6,
          0, NULL},
     };
-    json_t *doc = lbt_doc("Xeon e2e", "Tesla T4 e2e", runs, 2, 4242);
+    struct lbt_v2 kinds[2] = {{"gpu", 0, 0}, {"cpu", 0, 0}};
+    json_t *doc = lbt_doc_v2("Xeon e2e", "Tesla T4 e2e", runs, kinds, 2, 4242);
     char file[512], out[8192];
     snprintf(file, sizeof file, "%s/visible.json", g.files);
     assert_int_equal(lbt_write_doc(doc, file), 0);
@@ -157,7 +173,7 @@ static void test_upload_then_visible(void **state)
     json_decref(back);
     lbt_reply_free(&r);
 
-    /* the page ranks it: the T4 above the Xeon, 62.5x the best CPU, energy shown */
+    /* the page ranks it: the T4 above the Xeon, 62.5x the best CPU device, energy shown */
     snprintf(url, sizeof url, "%s/?model=resnet18", g.server.url);
     assert_int_equal(lbt_http(&r, "GET", url, g.ca, NULL, NULL, 0, 0), 0);
     assert_int_equal(r.status, 200);
@@ -168,7 +184,7 @@ static void test_upload_then_visible(void **state)
     assert_non_null(t4);
     assert_non_null(xeon);
     assert_true(t4 < xeon);
-    assert_non_null(strstr(r.body, "62.50\xC3\x97"));
+    assert_non_null(strstr(r.body, "62.5\xC3\x97"));
     assert_non_null(strstr(r.body, "31.50"));
     lbt_reply_free(&r);
 
@@ -190,8 +206,17 @@ static void test_upload_then_visible(void **state)
     assert_non_null(strstr(out, "1 delivered"));
     assert_int_equal(spooled(), 0);
     assert_int_equal(lbt_count(g.server.url, g.ca), g.base + 1);
+    json_decref(doc);
+}
 
-    /* the token never comes from the command line; http:// is refused before anything */
+/* The token never comes from the command line; http:// is refused before anything. */
+static void test_client_refuses(void **state)
+{
+    (void)state;
+    json_t *doc = lbt_small_doc(4343);
+    char file[512], out[8192];
+    snprintf(file, sizeof file, "%s/refused.json", g.files);
+    assert_int_equal(lbt_write_doc(doc, file), 0);
     assert_int_equal(upload_cli(out, sizeof out, client_env(), file, "--server", g.server.url,
                                 "--token", g.token, NULL),
                      2);
@@ -335,7 +360,8 @@ static void *client_main(void *arg)
     struct client *c = arg;
     struct xpb_upload_opts opts;
     xpb_upload_opts_init(&opts);
-    opts.server = g.server.url;
+    /* on PostgreSQL, half the clients go through the second service process */
+    opts.server = g.second.pid > 0 && c->index % 2 ? g.second.url : g.server.url;
     opts.cacert = g.ca;
     opts.token = g.token;
     opts.backoff_ms = 50;
@@ -441,7 +467,7 @@ static void test_server_killed_mid_run(void **state)
     assert_true(waiting < KILL_DOCS);
 
     /* restart on the same port and data; the spool remembers server and CA */
-    const char *extra[] = {"--rate-limit", "0", "--max-body", MAX_BODY, NULL};
+    const char *extra[] = {"--rate-limit", "0", "--max-per-day", "0", "--max-body", MAX_BODY, NULL};
     int started = -1;
     for (int attempt = 0; attempt < 50 && started != 0; attempt++) {
         started = lbt_server_start(&g.server, LBT_SERVER_BIN, g.data, g.cert, g.key, port, extra);
@@ -478,12 +504,14 @@ static void test_token_admin(void **state)
     (void)state;
     char bob[128], out[4096];
     assert_int_equal(lbt_make_token(bob, sizeof bob, LBT_SERVER_BIN, g.data, "bob"), 0);
-    char *list[] = {LBT_SERVER_BIN, "token", "list", "--data", g.data, NULL};
+    char *store_opt = lbt_database() ? "--database" : "--data";
+    char *store = lbt_database() ? (char *)lbt_database() : g.data;
+    char *list[] = {LBT_SERVER_BIN, "token", "list", store_opt, store, NULL};
     assert_int_equal(lbt_run(list, NULL, out, sizeof out, 30), 0);
     assert_non_null(strstr(out, "alice"));
     assert_non_null(strstr(out, "bob"));
     assert_null(strstr(out, bob + 21)); /* never the secret */
-    char *revoke[] = {LBT_SERVER_BIN, "token", "revoke", "bob", "--data", g.data, NULL};
+    char *revoke[] = {LBT_SERVER_BIN, "token", "revoke", "bob", store_opt, store, NULL};
     assert_int_equal(lbt_run(revoke, NULL, out, sizeof out, 30), 0);
 
     json_t *doc = lbt_small_doc(999);
@@ -526,15 +554,33 @@ static void test_plain_http_loopback_only(void **state)
     assert_int_equal(lbt_run(argv, NULL, out, sizeof out, 20), 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "postgres")) {
+        if (!lb_db_have_postgres()) {
+            printf("skipped: this build has no PostgreSQL store (libpq-dev)\n");
+            return 77;
+        }
+        int rc = lbt_pg_start(&g.pg, LBT_PG_CLUSTER);
+        if (rc != 0) {
+            printf("%s\n", rc == 77 ? "skipped: no PostgreSQL server tools here"
+                                    : "cannot start a PostgreSQL cluster");
+            return rc == 77 ? 77 : 1;
+        }
+        lbt_use_database(g.pg.url);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_upload_then_visible, test_setup),
+        cmocka_unit_test_setup(test_client_refuses, test_setup),
         cmocka_unit_test_setup(test_invalid_submissions, test_setup),
         cmocka_unit_test_setup(test_parallel_clients, test_setup),
         cmocka_unit_test_setup(test_server_killed_mid_run, test_setup),
         cmocka_unit_test_setup(test_token_admin, test_setup),
         cmocka_unit_test(test_plain_http_loopback_only),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    int failed = cmocka_run_group_tests_name(lbt_database() ? "end to end on PostgreSQL"
+                                                            : "end to end on SQLite",
+                                             tests, group_setup, group_teardown);
+    lbt_pg_stop(&g.pg, LBT_PG_CLUSTER);
+    return failed;
 }

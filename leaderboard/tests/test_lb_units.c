@@ -1,6 +1,7 @@
-/* The leaderboard's modules in-process: escaping, formatting, charts, rate limits, tokens,
- * migrations, storage, and the API and pages driven through the router with crafted
- * requests (no network). */
+/* The leaderboard's modules in-process: escaping, formatting, charts, rate limits, budgets,
+ * connection deadlines, JSON shapes, ranks, tokens, migrations, storage, and the API and pages
+ * driven through the router with crafted requests (no network). `test_lb_units postgres` runs
+ * the same on PostgreSQL, in a throw-away cluster (exit code 77, skipped, where there is none). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,13 +12,24 @@
 
 #include <cmocka.h>
 
+#include <float.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
 #include "lb_api.h"
-#include "lb_router.h"
 #include "lb_auth.h"
+#include "lb_budget.h"
+#include "lb_conntrack.h"
+#include "lb_db.h"
 #include "lb_escape.h"
 #include "lb_format.h"
+#include "lb_json_shape.h"
 #include "lb_migrate.h"
+#include "lb_page_cache.h"
+#include "lb_rank.h"
 #include "lb_ratelimit.h"
+#include "lb_router.h"
 #include "lb_store.h"
 #include "lb_svg.h"
 #include "lbt_support.h"
@@ -33,25 +45,48 @@ static char *html(const char *s)
     return lb_buf_take(&b, NULL);
 }
 
-/* A fresh service on a temporary database, with one token. */
+/* The store of this run: NULL for SQLite (a file per test), or the PostgreSQL cluster's URL
+ * (emptied before each test). */
+static const char *database;
+
+/* A fresh service on an empty database, with one token. */
 struct fixture {
-    char dir[256], db_path[512];
+    char dir[256], target[512];
     struct lb_app app;
     char token[LB_TOKEN_LEN + 1];
     char auth[LB_TOKEN_LEN + 16];
 };
+
+/* Drops every table of the PostgreSQL database. */
+static void empty_database(const char *url)
+{
+    struct lb_db *db;
+    xpb_err err;
+    assert_int_equal(lb_db_open(&db, url, &err), XPB_OK);
+    assert_int_equal(lb_db_exec(db, "DROP SCHEMA public CASCADE; CREATE SCHEMA public", &err),
+                     XPB_OK);
+    lb_db_close(db);
+}
 
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     assert_int_equal(lbt_tempdir(f->dir, sizeof f->dir, "lbunit"), 0);
-    snprintf(f->db_path, sizeof f->db_path, "%s/lb.sqlite3", f->dir);
+    if (database) {
+        empty_database(database);
+        snprintf(f->target, sizeof f->target, "%s", database);
+    } else {
+        snprintf(f->target, sizeof f->target, "%s/lb.sqlite3", f->dir);
+    }
     xpb_err err;
-    assert_int_equal(lb_pool_open(&f->app.pool, f->db_path, 2, &err), XPB_OK);
+    assert_int_equal(lb_pool_open(&f->app.pool, f->target, 2, &err), XPB_OK);
     f->app.limiter = lb_ratelimit_new(0, 1);
+    f->app.uploads = lb_budget_new(64u << 20);
     f->app.max_body = 1 << 20;
     f->app.public_url = "https://lb.example";
+    f->app.submit.max_runs = 256;
+    f->app.submit.max_per_day = 0;
     struct lb_db *db = lb_pool_get(f->app.pool);
     assert_int_equal(lb_auth_create(f->token, db, "alice", &err), XPB_OK);
     lb_pool_put(f->app.pool, db);
@@ -63,6 +98,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
+    assert_int_equal(lb_budget_used(f->app.uploads), 0); /* every admission was released */
+    lb_budget_free(f->app.uploads);
     lb_ratelimit_free(f->app.limiter);
     lb_pool_close(f->app.pool);
     lbt_rmtree(f->dir);
@@ -139,6 +176,7 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     req.https = 1;
     req.body = body ? body : "";
     req.body_len = body ? strlen(body) : 0;
+    req.content_length = body ? (long long)req.body_len : -1;
     req.client = "127.0.0.1";
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
@@ -220,6 +258,236 @@ static void test_format(void **state)
     lb_buf_free(&b);
     lb_fmt_key(&b, NAN);
     assert_null(b.data);
+    /* large numbers: never a truncated wall of digits (1e63 printed wrong into 64 bytes) */
+    lb_fmt_num(&b, 1e63, 0);
+    assert_string_equal(b.data, "1.00e+63");
+    lb_buf_free(&b);
+    lb_fmt_num(&b, DBL_MAX, 1);
+    assert_string_equal(b.data, "1.80e+308");
+    lb_buf_free(&b);
+    lb_fmt_num(&b, 999999999999999.0, 0);
+    assert_string_equal(b.data, "999,999,999,999,999");
+    lb_buf_free(&b);
+    /* ratios keep three significant digits: a tiny speedup is never 0.00x */
+    lb_fmt_ratio(&b, 246.3);
+    assert_string_equal(b.data, "246\xC3\x97");
+    lb_buf_free(&b);
+    lb_fmt_ratio(&b, 2.5);
+    assert_string_equal(b.data, "2.50\xC3\x97");
+    lb_buf_free(&b);
+    lb_fmt_ratio(&b, 1e-300);
+    assert_string_equal(b.data, "1e-300\xC3\x97");
+    lb_buf_free(&b);
+    lb_fmt_ratio(&b, 0.0012345);
+    assert_string_equal(b.data, "0.0012\xC3\x97");
+    lb_buf_free(&b);
+}
+
+static void test_log_and_cut(void **state)
+{
+    (void)state;
+    char line[64];
+    /* a path with CR, LF and ESC cannot forge a log line or colour a terminal */
+    lb_log_text(line, sizeof line, "/a\r\n2026-01-01 fake 200\x1b[31m\"\\");
+    assert_string_equal(line, "/a\\x0d\\x0a2026-01-01 fake 200\\x1b[31m\\x22\\x5c");
+    assert_null(strchr(line, '\n'));
+    lb_log_text(line, 8, "abcdefghij");
+    assert_string_equal(line, "abcdefg");
+    lb_log_text(line, 6, "ab\ncd"); /* an escape that does not fit is left out whole */
+    assert_string_equal(line, "ab");
+    struct lb_buf b = {0};
+    lb_buf_html_cut(&b, "<<<<<<", 3);
+    assert_string_equal(b.data, "&lt;&lt;&lt;\xE2\x80\xA6");
+    lb_buf_free(&b);
+    lb_buf_html_cut(&b, "\xc3\xbc\xc3\xbc", 3); /* never inside a character */
+    assert_string_equal(b.data, "\xc3\xbc\xE2\x80\xA6");
+    lb_buf_free(&b);
+    lb_buf_html_cut(&b, "short", 10);
+    assert_string_equal(b.data, "short");
+    lb_buf_free(&b);
+    /* a buffer with a limit stops there and says so */
+    struct lb_buf capped = {.limit = 10};
+    lb_buf_puts(&capped, "0123456789");
+    assert_false(capped.failed);
+    lb_buf_puts(&capped, "x");
+    assert_true(capped.failed && capped.too_large);
+    assert_null(lb_buf_take(&capped, NULL));
+    assert_int_equal(capped.limit, 10);
+}
+
+static void test_json_shape(void **state)
+{
+    (void)state;
+    struct lb_json_shape sh;
+    const char *doc = "{\"a\": [1, 2.5e3, true, null, \"x]]]{{\\\"\"], \"b\": {\"c\": -1}}";
+    assert_int_equal(lb_json_shape(&sh, doc, strlen(doc), 16, 100), LB_JSON_WITHIN);
+    assert_int_equal(sh.depth, 2);
+    assert_int_equal(sh.nodes, 12); /* 2 objects, 1 array, 3 keys, 6 scalars */
+    assert_int_equal(lb_json_shape(&sh, doc, strlen(doc), 1, 100), LB_JSON_TOO_DEEP);
+    assert_int_equal(lb_json_shape(&sh, doc, strlen(doc), 16, 10), LB_JSON_TOO_MANY);
+    /* the amplification of issue 14: 2,000 levels of nesting are refused at once */
+    char deep[4001];
+    memset(deep, '[', 2000);
+    memset(deep + 2000, ']', 2000);
+    deep[4000] = '\0';
+    assert_int_equal(lb_json_shape(&sh, deep, 4000, 16, 1000000), LB_JSON_TOO_DEEP);
+    assert_int_equal(sh.depth, 17);
+}
+
+static void test_budget(void **state)
+{
+    (void)state;
+    struct lb_budget *b = lb_budget_new(100);
+    assert_true(lb_budget_take(b, 60));
+    assert_false(lb_budget_take(b, 41));
+    assert_true(lb_budget_take(b, 40));
+    assert_int_equal(lb_budget_used(b), 100);
+    lb_budget_give(b, 60);
+    assert_true(lb_budget_take(b, 60));
+    lb_budget_give(b, 100);
+    assert_int_equal(lb_budget_used(b), 0);
+    /* waiting: nothing given back within the time is a refusal, something given is a grant */
+    assert_true(lb_budget_take(b, 100));
+    double t0 = xpb_now();
+    assert_false(lb_budget_wait(b, 1, 0.1));
+    assert_true(xpb_now() - t0 >= 0.09);
+    lb_budget_give(b, 1);
+    assert_true(lb_budget_wait(b, 1, 0.1));
+    lb_budget_give(b, 100);
+    lb_budget_free(b);
+}
+
+/* 1 when the peer of fd shut the connection (read sees the end). */
+static int was_cut(int fd)
+{
+    char c;
+    return recv(fd, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+static void test_conntrack(void **state)
+{
+    (void)state;
+    struct lb_conntrack *ct;
+    struct lb_conntrack_opts o = {3, 2.0, 5.0}; /* 3 kept, 2 s for a head, 5 s for a request */
+    xpb_err err;
+    assert_int_equal(lb_conntrack_start(&ct, &o, &err), XPB_OK);
+    int pairs[5][2];
+    struct lb_conn *c[5];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pairs[i]), 0);
+    double t0 = xpb_now();
+    c[0] = lb_conntrack_open(ct, pairs[0][0]); /* idle: waits for a head */
+    c[1] = lb_conntrack_open(ct, pairs[1][0]);
+    lb_conntrack_enter(ct, c[1], LB_CONN_BUSY); /* being worked on: never shed, no deadline */
+    c[2] = lb_conntrack_open(ct, pairs[2][0]);
+    lb_conntrack_enter(ct, c[2], LB_CONN_BODY);
+    assert_false(was_cut(pairs[0][1]));
+    /* a fourth: over the limit of 3, the oldest idle one makes room */
+    c[3] = lb_conntrack_open(ct, pairs[3][0]);
+    assert_true(was_cut(pairs[0][1]));
+    assert_false(was_cut(pairs[1][1]) || was_cut(pairs[2][1]) || was_cut(pairs[3][1]));
+    /* deadlines: a head late after 2 s, a body after 5 s (from the head's start), BUSY never */
+    lb_conntrack_sweep(ct, t0 + 3);
+    assert_true(was_cut(pairs[3][1]));
+    assert_false(was_cut(pairs[2][1]));
+    lb_conntrack_sweep(ct, t0 + 6);
+    assert_true(was_cut(pairs[2][1]));
+    lb_conntrack_sweep(ct, t0 + 1000);
+    assert_false(was_cut(pairs[1][1]));
+    struct lb_conntrack_stats st;
+    lb_conntrack_stats(ct, &st);
+    assert_int_equal(st.open, 4);
+    assert_int_equal(st.shed, 1);
+    assert_int_equal(st.expired, 2);
+    for (int i = 0; i < 4; i++)
+        lb_conntrack_close(ct, c[i]);
+    /* all busy: a newcomer is the one shed */
+    o.soft_limit = 1;
+    lb_conntrack_stop(ct);
+    assert_int_equal(lb_conntrack_start(&ct, &o, &err), XPB_OK);
+    c[0] = lb_conntrack_open(ct, pairs[1][0]);
+    lb_conntrack_enter(ct, c[0], LB_CONN_BUSY);
+    c[1] = lb_conntrack_open(ct, pairs[4][0]);
+    assert_true(was_cut(pairs[4][1]));
+    lb_conntrack_close(ct, c[0]);
+    lb_conntrack_close(ct, c[1]);
+    lb_conntrack_stop(ct);
+    for (int i = 0; i < 5; i++) {
+        close(pairs[i][0]);
+        close(pairs[i][1]);
+    }
+}
+
+static void test_page_cache(void **state)
+{
+    (void)state;
+    struct lb_page_cache *c = lb_page_cache_new(8000, 2.0);
+    struct lb_response page, got;
+    memset(&page, 0, sizeof page);
+    page.status = 200;
+    page.content_type = "text/html; charset=utf-8";
+    lb_buf_puts(&page.body, "<p>rankings</p>");
+    lb_page_cache_put(c, "sort=throughput", 7, 100.0, &page);
+    memset(&got, 0, sizeof got);
+    assert_true(lb_page_cache_get(c, "sort=throughput", 7, 101.0, &got));
+    assert_int_equal(got.status, 200);
+    assert_string_equal(got.body.data, "<p>rankings</p>");
+    lb_buf_free(&got.body);
+    assert_false(lb_page_cache_get(c, "sort=step", 7, 101.0, &got));       /* another page */
+    assert_false(lb_page_cache_get(c, "sort=throughput", 8, 101.0, &got)); /* a new submission */
+    lb_page_cache_put(c, "sort=throughput", 8, 100.0, &page);
+    assert_false(lb_page_cache_get(c, "sort=throughput", 8, 102.5, &got)); /* too old */
+    /* bounded: a page over an eighth of the room is not kept; the oldest make room */
+    struct lb_response big;
+    memset(&big, 0, sizeof big);
+    for (int i = 0; i < 1100; i++)
+        lb_buf_puts(&big.body, "x");
+    lb_page_cache_put(c, "big", 8, 100.0, &big);
+    assert_false(lb_page_cache_get(c, "big", 8, 100.5, &got));
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        lb_page_cache_put(c, key, 8, 200.0 + i * 1e-3, &page);
+    }
+    assert_true(lb_page_cache_get(c, "k999", 8, 201.0, &got));
+    lb_buf_free(&got.body);
+    assert_false(lb_page_cache_get(c, "k0", 8, 201.0, &got));
+    lb_buf_free(&big.body);
+    lb_buf_free(&page.body);
+    lb_page_cache_free(c);
+}
+
+/* A ranked row with this median and interval (NAN: none). */
+static struct lb_run_row ranked_row(double median, double lo, double hi)
+{
+    struct lb_run_row r;
+    memset(&r, 0, sizeof r);
+    r.throughput = median;
+    r.ci_low = lo;
+    r.ci_high = hi;
+    return r;
+}
+
+static void test_rank(void **state)
+{
+    (void)state;
+    struct lb_run_row rows[6] = {
+        ranked_row(100, 95, 105),   /* 1 */
+        ranked_row(98, 96, 101),    /* overlaps the first: 1 too */
+        ranked_row(90, 89, 91),     /* below both: 3 */
+        ranked_row(89.5, NAN, NAN), /* no interval: the point 89.5 is inside [89, 91]: 3 */
+        ranked_row(60, 50, 95.5),   /* wide: only the second's interval is wholly above: 2 */
+        ranked_row(10, NAN, NAN),   /* below everything: 6 */
+    };
+    struct lb_ranked out[6];
+    lb_rank(out, rows, 6);
+    int want[6] = {1, 1, 3, 3, 2, 6};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(out[i].rank, want[i]);
+    assert_true(out[0].shared && out[1].shared && out[2].shared && out[3].shared);
+    assert_false(out[4].shared || out[5].shared);
+    assert_true(out[0].has_interval);
+    assert_false(out[3].has_interval);
 }
 
 static void test_svg(void **state)
@@ -310,16 +578,13 @@ static void test_tokens(void **state)
     assert_int_equal(lb_auth_create(token2, db, "bob", &err), XPB_OK);
     assert_string_not_equal(token2, f->token);
     /* only salted hashes are stored: neither secret appears in the table, salts differ */
-    sqlite3_stmt *s;
-    assert_int_equal(sqlite3_prepare_v2(lb_db_handle(db),
-                                        "SELECT salt, hash, public_id FROM tokens ORDER BY id", -1,
-                                        &s, NULL),
-                     SQLITE_OK);
+    static const char sql[] = "SELECT salt, hash FROM tokens ORDER BY id";
+    struct lb_stmt *s = lb_db_stmt(db, sql, &err);
+    assert_non_null(s);
     char salts[2][64];
     int rows = 0;
-    while (sqlite3_step(s) == SQLITE_ROW && rows < 2) {
-        const char *salt = (const char *)sqlite3_column_text(s, 0);
-        const char *hash = (const char *)sqlite3_column_text(s, 1);
+    while (rows < 2 && lb_stmt_step(s) == LB_STEP_ROW) {
+        const char *salt = lb_col_str(s, 0), *hash = lb_col_str(s, 1);
         snprintf(salts[rows], sizeof salts[rows], "%s", salt);
         assert_int_equal(strlen(hash), 64);
         const char *secret = rows == 0 ? f->token + 21 : token2 + 21;
@@ -327,7 +592,7 @@ static void test_tokens(void **state)
         assert_null(strstr(salt, secret));
         rows++;
     }
-    sqlite3_finalize(s);
+    lb_stmt_done(s);
     assert_int_equal(rows, 2);
     assert_string_not_equal(salts[0], salts[1]);
     /* revoke */
@@ -346,28 +611,150 @@ static void test_migrations(void **state)
     struct fixture *f = *state;
     xpb_err err;
     struct lb_db *db;
-    assert_int_equal(lb_db_open(&db, f->db_path, &err), XPB_OK); /* reopening is a no-op */
-    sqlite3 *h = lb_db_handle(db);
-    assert_int_equal(lb_migrate_version(h), lb_migrate_latest());
-    sqlite3_stmt *s;
-    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
-    sqlite3_finalize(s);
-    assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM schema_migrations", -1, &s, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), lb_migrate_latest());
-    sqlite3_finalize(s);
+    assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
+    assert_int_equal(lb_migrate(db, &err), XPB_OK); /* again: a no-op */
+    assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
+    assert_int_equal(lb_migrate_latest(), 3);
+    static const char count[] = "SELECT count(*) FROM schema_migrations";
+    struct lb_stmt *s = lb_db_stmt(db, count, &err);
+    assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
+    assert_int_equal(lb_col_int(s, 0), lb_migrate_latest());
+    lb_stmt_done(s);
+    if (lb_db_kind(db) == LB_DB_SQLITE) {
+        static const char mode[] = "PRAGMA journal_mode";
+        s = lb_db_stmt(db, mode, &err);
+        assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
+        assert_string_equal(lb_col_str(s, 0), "wal");
+        lb_stmt_done(s);
+    }
     /* a database from a newer service is refused */
-    assert_int_equal(sqlite3_exec(h,
-                                  "INSERT INTO schema_migrations VALUES (999, 'future', "
-                                  "'2030-01-01T00:00:00Z')",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(lb_db_exec(db,
+                                "INSERT INTO schema_migrations VALUES (999, 'future', "
+                                "'2030-01-01T00:00:00Z')",
+                                &err),
+                     XPB_OK);
     lb_db_close(db);
-    assert_int_equal(lb_db_open(&db, f->db_path, &err), XPB_INCOMPATIBLE);
+    assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
+    assert_int_equal(lb_migrate(db, &err), XPB_INCOMPATIBLE);
     assert_non_null(strstr(err.msg, "newer"));
+    assert_int_equal(lb_db_exec(db, "DELETE FROM schema_migrations WHERE version = 999", &err),
+                     XPB_OK);
+    lb_db_close(db);
+}
+
+/* Stores doc with token 1 and the fixture's limits; returns the outcome's id (0 when not
+ * stored) and the status in *st. */
+static long long store_doc(struct fixture *f, const json_t *doc, xpb_status *st_out,
+                           enum lb_submit_outcome *outcome)
+{
+    xpb_err err;
+    char *canon, key[65];
+    size_t len;
+    assert_int_equal(xpb_results_canonical(&canon, &len, key, doc, &err), XPB_OK);
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    struct lb_submit_result r;
+    xpb_status st = lb_store_submit(&r, db, doc, canon, key, key, 1, &f->app.submit, &err);
+    lb_pool_put(f->app.pool, db);
+    free(canon);
+    if (st_out)
+        *st_out = st;
+    if (outcome)
+        *outcome = r.outcome;
+    return r.id;
+}
+
+/* The runs of the run_id column's kinds, in one string "kind,kind,...", for checks. */
+static void kinds_of(char *out, size_t cap, struct fixture *f)
+{
+    static const char sql[] = "SELECT device_kind, is_cpu, world_size FROM runs ORDER BY id";
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, sql, &err);
+    out[0] = '\0';
+    while (lb_stmt_step(s) == LB_STEP_ROW) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%s/%lld/%lld", n ? "," : "", lb_col_str(s, 0),
+                 lb_col_int(s, 1), lb_col_int(s, 2));
+    }
+    lb_stmt_done(s);
+    lb_pool_put(f->app.pool, db);
+}
+
+/* What lb_store_index keeps matches what the stored runs say: each submitter's 10 fastest
+ * finished runs of a table flagged (ties to the older run), and the tables' counts. */
+static long long mismatches(struct fixture *f)
+{
+    static const char sql[] =
+        "SELECT (SELECT count(*) FROM runs WHERE ranked <> CASE WHEN status = 'ok' AND "
+        "throughput IS NOT NULL AND (SELECT count(*) FROM runs r2 WHERE r2.model = runs.model "
+        "AND r2.variant = runs.variant AND r2.mode = runs.mode AND r2.precision = "
+        "runs.precision AND r2.world_size = runs.world_size AND r2.token_id = runs.token_id AND "
+        "r2.status = 'ok' AND r2.throughput IS NOT NULL AND (r2.throughput > runs.throughput OR "
+        "(r2.throughput = runs.throughput AND r2.id < runs.id))) < 10 THEN 1 ELSE 0 END) + "
+        "(SELECT count(*) FROM board_groups g WHERE g.n_runs <> (SELECT count(*) FROM runs r "
+        "WHERE r.model = g.model AND r.variant = g.variant AND r.mode = g.mode AND r.precision = "
+        "g.precision AND r.world_size = g.world_size AND r.status = 'ok') OR g.n_submitters <> "
+        "(SELECT count(DISTINCT r.token_id) FROM runs r WHERE r.model = g.model AND r.variant = "
+        "g.variant AND r.mode = g.mode AND r.precision = g.precision AND r.world_size = "
+        "g.world_size AND r.status = 'ok')) + "
+        "(SELECT count(*) FROM board_backends b WHERE b.n_runs <> (SELECT count(*) FROM runs r "
+        "WHERE r.backend = b.backend AND r.status = 'ok'))";
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, sql, &err);
+    assert_non_null(s);
+    assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
+    long long n = lb_col_int(s, 0);
+    lb_stmt_done(s);
+    lb_pool_put(f->app.pool, db);
+    return n;
+}
+
+/* Migration 2 on a database written at version 1: the new columns are derived from the stored
+ * documents (device kind from a version-2 document, unknown for version 1: no name rule). */
+static void test_backfill(void **state)
+{
+    struct fixture *f = *state;
+    struct lbt_run v2runs[2] = {
+        {"g", "conv6", "cifar", "train", "fp32", "cuda", "T4", 64, 900, 0.07, 0, NULL},
+        {"c", "conv6", "cifar", "train", "fp32", "cpu_ref", "Xeon", 64, 90, 0.7, 0, NULL},
+    };
+    struct lbt_v2 kinds2[2] = {{"gpu", 0.01, 2}, {"cpu", 0.01, 2}};
+    json_t *d1 = lbt_small_doc(5); /* version 1, backend cpu_ref */
+    json_t *d2 = lbt_doc_v2("Xeon", "T4", v2runs, kinds2, 2, 6);
+    assert_true(store_doc(f, d1, NULL, NULL) > 0);
+    assert_true(store_doc(f, d2, NULL, NULL) > 0);
+    char kinds[256];
+    kinds_of(kinds, sizeof kinds, f);
+    assert_string_equal(kinds, "unknown/0/1,gpu/0/1,cpu/1/1");
+    /* back to version 1, as an old service left it: is_cpu from the backend's name */
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    assert_int_equal(lb_db_exec(db,
+                                "DROP TABLE board_groups; DROP TABLE board_members; "
+                                "DROP TABLE board_backends; DROP INDEX runs_cpu_best; "
+                                "DROP INDEX runs_member; DROP INDEX runs_ranked; "
+                                "ALTER TABLE runs DROP COLUMN token_id; "
+                                "ALTER TABLE runs DROP COLUMN ranked; "
+                                "DROP INDEX runs_rank; DROP INDEX submissions_token_received; "
+                                "ALTER TABLE runs DROP COLUMN device_kind; "
+                                "ALTER TABLE runs DROP COLUMN world_size; "
+                                "ALTER TABLE runs DROP COLUMN ci95_low; "
+                                "ALTER TABLE runs DROP COLUMN ci95_high; "
+                                "ALTER TABLE submissions DROP COLUMN schema_version; "
+                                "UPDATE runs SET is_cpu = 1 WHERE backend LIKE 'cpu%'; "
+                                "DELETE FROM schema_migrations WHERE version >= 2",
+                                &err),
+                     XPB_OK);
+    assert_int_equal(lb_migrate_version(db), 1);
+    assert_int_equal(lb_migrate(db, &err), XPB_OK);
+    assert_int_equal(lb_migrate_version(db), 3);
+    lb_pool_put(f->app.pool, db);
+    kinds_of(kinds, sizeof kinds, f);
+    assert_string_equal(kinds, "unknown/0/1,gpu/0/1,cpu/1/1");
+    assert_int_equal(mismatches(f), 0); /* migration 3 derived the kept rankings */
+    json_decref(d1);
+    json_decref(d2);
 }
 
 static void test_store(void **state)
@@ -380,44 +767,37 @@ static void test_store(void **state)
     size_t len;
     assert_int_equal(xpb_results_canonical(&canon, &len, key, doc, &err), XPB_OK);
     struct lb_submit_result r;
-    assert_int_equal(lb_store_submit(&r, db, doc, canon, key, key, 1, &err), XPB_OK);
+    assert_int_equal(lb_store_submit(&r, db, doc, canon, key, key, 1, &f->app.submit, &err),
+                     XPB_OK);
     assert_int_equal(r.id, 1);
-    assert_false(r.duplicate);
-    assert_int_equal(lb_store_submit(&r, db, doc, canon, key, key, 1, &err), XPB_OK);
+    assert_int_equal(r.outcome, LB_SUBMIT_STORED);
+    assert_int_equal(lb_store_submit(&r, db, doc, canon, key, key, 1, &f->app.submit, &err),
+                     XPB_OK);
     assert_int_equal(r.id, 1);
-    assert_true(r.duplicate);
+    assert_int_equal(r.outcome, LB_SUBMIT_DUPLICATE);
     /* the same idempotency key for other results */
     json_t *doc2 = lbt_small_doc(2);
     char *canon2, key2[65];
     assert_int_equal(xpb_results_canonical(&canon2, &len, key2, doc2, &err), XPB_OK);
-    assert_int_equal(lb_store_submit(&r, db, doc2, canon2, key2, key, 1, &err), XPB_REJECTED);
-    assert_int_equal(lb_store_submit(&r, db, doc2, canon2, key2, key2, 1, &err), XPB_OK);
+    assert_int_equal(lb_store_submit(&r, db, doc2, canon2, key2, key, 1, &f->app.submit, &err),
+                     XPB_REJECTED);
+    assert_int_equal(lb_store_submit(&r, db, doc2, canon2, key2, key2, 1, &f->app.submit, &err),
+                     XPB_OK);
     assert_int_equal(r.id, 2);
     /* the leaderboard's naming rule */
     json_t *run = json_array_get(json_object_get(doc2, "runs"), 0);
     json_object_set_new(json_object_get(run, "config"), "model", json_string("conv 6"));
-    assert_int_equal(lb_store_submit(&r, db, doc2, canon2, "f00d", NULL, 1, &err), XPB_PARSE_ERROR);
+    assert_int_equal(lb_store_submit(&r, db, doc2, canon2, "f00d", NULL, 1, &f->app.submit, &err),
+                     XPB_PARSE_ERROR);
     assert_non_null(strstr(err.msg, "runs[0].config.model"));
-    /* queries */
-    struct lb_run_row *rows;
-    size_t n;
-    struct lb_filter filter = {.model = "conv6", .backend = "cpu_ref"};
-    assert_int_equal(lb_store_runs(&rows, &n, db, &filter, 100, &err), XPB_OK);
-    assert_int_equal(n, 2);
-    assert_true(rows[0].throughput >= rows[1].throughput);
-    assert_string_equal(rows[0].submitter, "alice");
-    assert_true(lb_store_best_cpu(db, &rows[1]) == rows[0].throughput);
-    free(rows);
-    filter.backend = "cuda";
-    assert_int_equal(lb_store_runs(&rows, &n, db, &filter, 100, &err), XPB_OK);
-    assert_int_equal(n, 0);
-    free(rows);
+    /* a submission back: summary and the canonical text as stored */
     struct lb_submission_info info;
-    json_t *back;
-    assert_int_equal(lb_store_submission(&info, &back, db, 1, &err), XPB_OK);
-    assert_true(json_equal(back, doc));
+    char *text;
+    assert_int_equal(lb_store_submission(&info, &text, db, 1, &err), XPB_OK);
+    assert_string_equal(text, canon);
     assert_string_equal(info.content_hash, key);
-    json_decref(back);
+    assert_int_equal(info.schema_version, 1);
+    free(text);
     assert_int_equal(lb_store_submission(&info, NULL, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     free(canon);
@@ -426,7 +806,184 @@ static void test_store(void **state)
     json_decref(doc2);
 }
 
+static void test_store_tables(void **state)
+{
+    struct fixture *f = *state;
+    json_t *docs[2] = {lbt_small_doc(1), lbt_small_doc(2)};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(store_doc(f, docs[i], NULL, NULL), i + 1);
+        json_decref(docs[i]);
+    }
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    /* the tables: one group, two runs, ranked fastest first */
+    struct lb_group *groups;
+    size_t n_groups;
+    long long total;
+    struct lb_filter filter = {.model = "conv6", .backend = "cpu_ref"};
+    assert_int_equal(lb_store_groups(&groups, &n_groups, &total, db, &filter, 10, 0, &err), XPB_OK);
+    assert_int_equal(total, 1);
+    assert_int_equal(n_groups, 1);
+    assert_string_equal(groups[0].model, "conv6");
+    assert_int_equal(groups[0].world_size, 1);
+    assert_int_equal(groups[0].n_runs, 2);
+    assert_int_equal(groups[0].n_submitters, 1);
+    struct lb_run_row *rows;
+    size_t n;
+    assert_int_equal(lb_store_group_runs(&rows, &n, &total, db, &groups[0], &filter, 10, 10, &err),
+                     XPB_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(total, 2);
+    assert_true(rows[0].throughput >= rows[1].throughput);
+    assert_string_equal(rows[0].submitter, "alice");
+    assert_string_equal(rows[0].device_kind, "unknown"); /* version 1: no kind, no name rule */
+    assert_true(isnan(lb_store_best_cpu(db, &rows[1])));
+    free(rows);
+    /* at most one run per submitter ranked: the faster */
+    assert_int_equal(lb_store_group_runs(&rows, &n, &total, db, &groups[0], &filter, 1, 10, &err),
+                     XPB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(total, 1);
+    free(rows);
+    free(groups);
+    filter.backend = "cuda";
+    assert_int_equal(lb_store_groups(&groups, &n_groups, &total, db, &filter, 10, 0, &err), XPB_OK);
+    assert_int_equal(n_groups, 0);
+    free(groups);
+    lb_pool_put(f->app.pool, db);
+}
+
+/* Sets a value at runs[0].<a>.<b>[.<c>] of doc. */
+static void set_run0(json_t *doc, const char *a, const char *b, const char *c, json_t *v)
+{
+    json_t *o = json_object_get(json_array_get(json_object_get(doc, "runs"), 0), a);
+    if (c)
+        o = json_object_get(o, b);
+    json_object_set_new(o, c ? c : b, v);
+}
+
+/* lb_extract on doc with max_runs; returns its status (err set). */
+static xpb_status extract(json_t *doc, size_t max_runs, struct lb_run_row **rows, size_t *n,
+                          xpb_err *err)
+{
+    struct lb_submission_info info;
+    return lb_extract(&info, rows, n, doc, max_runs, err);
+}
+
+static void test_extract_rules(void **state)
+{
+    (void)state;
+    xpb_err err;
+    struct lb_run_row *rows = NULL;
+    size_t n;
+    /* a tool version of 65..256 bytes was stored truncated: now it is refused */
+    json_t *doc = lbt_small_doc(1);
+    char version[80];
+    memset(version, '7', 65);
+    version[65] = '\0';
+    json_object_set_new(json_object_get(doc, "tool"), "version", json_string(version));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "tool.version: longer than 64 bytes"));
+    version[64] = '\0';
+    json_object_set_new(json_object_get(doc, "tool"), "version", json_string(version));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_OK);
+    free(rows);
+    /* implausible numbers, each named by its path */
+    set_run0(doc, "metrics", "throughput", "median", json_real(1e300));
+    set_run0(doc, "metrics", "throughput", "max", json_real(1e300));
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_OK); /* the schema has no bound */
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[0].metrics.throughput.median: 1e+300 samples/s"));
+    json_decref(doc);
+    doc = lbt_small_doc(2);
+    set_run0(doc, "metrics", "flops_per_s", NULL, json_real(2e19));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[0].metrics.flops_per_s"));
+    json_decref(doc);
+    doc = lbt_small_doc(3);
+    set_run0(doc, "config", "batch", NULL, json_integer(1 << 25));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[0].config.batch"));
+    json_decref(doc);
+    /* runs per submission */
+    struct lbt_run many[3] = {
+        {"a", "conv6", "cifar", "train", "fp32", "cpu_ref", "X", 8, 10, 0.8, 0, NULL},
+        {"b", "conv6", "cifar", "train", "fp32", "cpu_ref", "X", 16, 10, 1.6, 0, NULL},
+        {"c", "conv6", "cifar", "train", "fp32", "cpu_ref", "X", 32, 10, 3.2, 0, NULL},
+    };
+    doc = lbt_doc("X", NULL, many, 3, 4);
+    assert_int_equal(extract(doc, 2, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs: 3 runs; a submission holds at most 2"));
+    assert_int_equal(extract(doc, 3, &rows, &n, &err), XPB_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].device_kind, "unknown"); /* version 1 */
+    assert_int_equal(rows[0].world_size, 1); /* a document that does not say: one rank */
+    assert_true(isnan(rows[0].ci_low));
+    free(rows);
+    json_decref(doc);
+    /* version 2: the device says its kind; the interval comes along */
+    struct lbt_v2 kinds[3] = {{"cpu", 0, 0}, {"accelerator", 0, 0}, {NULL, 0, 0}};
+    doc = lbt_doc_v2("X", NULL, many, kinds, 3, 5);
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_OK);
+    assert_int_equal(extract(doc, 3, &rows, &n, &err), XPB_OK);
+    assert_string_equal(rows[0].device_kind, "cpu");
+    assert_string_equal(rows[1].device_kind, "accelerator");
+    assert_string_equal(rows[2].device_kind, "unknown");
+    assert_true(rows[0].ci_low < 10 && rows[0].ci_high > 10);
+    free(rows);
+    json_decref(doc);
+}
+
+static void test_quota(void **state)
+{
+    struct fixture *f = *state;
+    f->app.submit.max_per_day = 2;
+    json_t *docs[3] = {lbt_small_doc(1), lbt_small_doc(2), lbt_small_doc(3)};
+    xpb_status st;
+    enum lb_submit_outcome outcome;
+    assert_int_equal(store_doc(f, docs[0], &st, &outcome), 1);
+    assert_int_equal(store_doc(f, docs[1], &st, &outcome), 2);
+    assert_int_equal(store_doc(f, docs[2], &st, &outcome), 0);
+    assert_int_equal(st, XPB_OK);
+    assert_int_equal(outcome, LB_SUBMIT_OVER_QUOTA);
+    /* a duplicate is still recognised over the quota (nothing new is stored) */
+    assert_int_equal(store_doc(f, docs[0], &st, &outcome), 1);
+    assert_int_equal(outcome, LB_SUBMIT_DUPLICATE);
+    /* the API refuses from the headers, before the body: 429 with Retry-After */
+    struct answer a;
+    post_doc(&a, f, docs[2]);
+    assert_int_equal(a.status, 429);
+    assert_true(a.res.retry_after > 0);
+    assert_non_null(strstr(a.body, "last 24 hours"));
+    free(a.body);
+    assert_int_equal(total(f), 2);
+    for (int i = 0; i < 3; i++)
+        json_decref(docs[i]);
+}
+
 /* ---- API ---- */
+
+/* Routes a request built by hand (content type, key, announced length, too large). */
+static void raw_post(struct answer *a, struct fixture *f, const char *type, const char *key,
+                     const char *body, long long announced, int too_large)
+{
+    static char store[256];
+    struct lb_request req;
+    memset(&req, 0, sizeof req);
+    parse_target(&req, store, sizeof store, "/api/v1/results");
+    req.method = "POST";
+    req.authorization = f->auth;
+    req.content_type = type;
+    req.idempotency_key = key;
+    req.body = body;
+    req.body_len = strlen(body);
+    req.content_length = announced;
+    req.body_too_large = too_large;
+    memset(&a->res, 0, sizeof a->res);
+    lb_route(&f->app, &req, &a->res);
+    a->status = a->res.status;
+    a->body = lb_buf_take(&a->res.body, NULL);
+}
 
 static void test_api_post(void **state)
 {
@@ -481,34 +1038,32 @@ static void test_api_post(void **state)
     request(&a, f, "POST", "/api/v1/results", f->auth, "[1,2,3]");
     assert_int_equal(a.status, 422);
     free(a.body);
+    assert_int_equal(total(f), 0); /* nothing stored by any of these */
+    free(good);
+    json_decref(doc);
+}
 
-    /* content type, idempotency key, body size */
-    static char store[256];
-    struct lb_request req;
-    memset(&req, 0, sizeof req);
-    parse_target(&req, store, sizeof store, "/api/v1/results");
-    req.method = "POST";
-    req.authorization = f->auth;
-    req.content_type = "text/plain";
-    req.body = good;
-    req.body_len = strlen(good);
-    memset(&a.res, 0, sizeof a.res);
-    lb_route(&f->app, &req, &a.res);
-    assert_int_equal(a.res.status, 415);
-    lb_buf_free(&a.res.body);
-    req.content_type = "application/json; charset=utf-8";
-    req.idempotency_key = "not-a-hash";
-    memset(&a.res, 0, sizeof a.res);
-    lb_route(&f->app, &req, &a.res);
-    assert_int_equal(a.res.status, 400);
-    assert_non_null(strstr(a.res.body.data, "Idempotency-Key"));
-    lb_buf_free(&a.res.body);
-    req.idempotency_key = NULL;
-    req.body_too_large = 1;
-    memset(&a.res, 0, sizeof a.res);
-    lb_route(&f->app, &req, &a.res);
-    assert_int_equal(a.res.status, 413);
-    lb_buf_free(&a.res.body);
+static void test_api_post_stored(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    json_t *doc = lbt_small_doc(10);
+    char *good = json_dumps(doc, JSON_COMPACT);
+
+    /* content type, idempotency key, body size (announced or found too large) */
+    raw_post(&a, f, "text/plain", NULL, good, -1, 0);
+    assert_int_equal(a.status, 415);
+    free(a.body);
+    raw_post(&a, f, "application/json; charset=utf-8", "not-a-hash", good, -1, 0);
+    assert_int_equal(a.status, 400);
+    assert_non_null(strstr(a.body, "Idempotency-Key"));
+    free(a.body);
+    raw_post(&a, f, "application/json", NULL, good, -1, 1);
+    assert_int_equal(a.status, 413);
+    free(a.body);
+    raw_post(&a, f, "application/json", NULL, good, (long long)f->app.max_body + 1, 0);
+    assert_int_equal(a.status, 413);
+    free(a.body);
     assert_int_equal(total(f), 0); /* nothing stored by any of these */
 
     /* a good one, then the same again */
@@ -534,6 +1089,46 @@ static void test_api_post(void **state)
     free(pretty);
     assert_int_equal(total(f), 1);
     free(good);
+    json_decref(doc);
+}
+
+/* The attacks on a document's shape: refused before parsing, nothing stored. */
+static void test_api_shape_limits(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    /* deep nesting inside extra: the schema allows any content there, the service does not */
+    json_t *doc = lbt_small_doc(20);
+    json_t *inner = json_object();
+    for (int i = 0; i < 40; i++)
+        inner = json_pack("{s:o}", "x", inner);
+    json_object_set_new(doc, "extra", inner);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 422);
+    assert_non_null(strstr(a.body, "nested deeper than 16 levels"));
+    free(a.body);
+    /* too many values */
+    json_t *many = json_array();
+    for (int i = 0; i < LB_MAX_NODES; i++)
+        json_array_append_new(many, json_integer(0));
+    json_object_set_new(doc, "extra", json_pack("{s:o}", "many", many));
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 422);
+    assert_non_null(strstr(a.body, "more than"));
+    free(a.body);
+    /* a body whose canonical text outgrows the limit (0.1 prints as 0.10000000000000001) */
+    json_t *reals = json_array();
+    for (int i = 0; i < 60000; i++)
+        json_array_append_new(reals, json_real(0.1));
+    json_object_set_new(doc, "extra", json_pack("{s:o}", "r", reals));
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(3));
+    assert_true(strlen(text) < f->app.max_body);
+    request(&a, f, "POST", "/api/v1/results", f->auth, text);
+    assert_int_equal(a.status, 413);
+    assert_non_null(strstr(a.body, "canonical text"));
+    free(a.body);
+    free(text);
+    assert_int_equal(total(f), 0);
     json_decref(doc);
 }
 
@@ -592,22 +1187,36 @@ static void test_api_get(void **state)
     first = json_array_get(json_object_get(list, "results"), 0);
     json_t *runs = json_object_get(first, "runs");
     assert_int_equal(json_array_size(runs), 1); /* only the matching run */
-    assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "run")), "r2");
+    json_t *r2 = json_array_get(runs, 0);
+    assert_string_equal(json_string_value(json_object_get(r2, "run")), "r2");
+    assert_string_equal(json_string_value(json_object_get(r2, "device_kind")), "unknown");
+    assert_int_equal(json_integer_value(json_object_get(r2, "world_size")), 1);
+    assert_true(json_is_null(json_object_get(r2, "throughput_ci95_low")));
+    assert_false(json_is_true(json_object_get(first, "runs_truncated")));
     json_decref(list);
     free(a.body);
 
     request(&a, f, "GET", "/api/v1/results?model=%3Cscript%3E", NULL, NULL);
     assert_int_equal(a.status, 400);
     free(a.body);
-    request(&a, f, "GET", "/api/v1/results?limit=100000", NULL, NULL);
+    request(&a, f, "GET", "/api/v1/results?limit=101", NULL, NULL); /* bounded answers */
     assert_int_equal(a.status, 400);
     free(a.body);
 
+    /* one submission: the canonical text as stored, compact, inside its envelope */
     request(&a, f, "GET", "/api/v1/results/1", NULL, NULL);
     assert_int_equal(a.status, 200);
     json_t *one = json_loads(a.body, 0, NULL);
     assert_true(json_equal(json_object_get(one, "results"), d1));
     assert_string_equal(json_string_value(json_object_get(one, "submitter")), "alice");
+    char *canon, key[65];
+    size_t len;
+    xpb_err err;
+    assert_int_equal(xpb_results_canonical(&canon, &len, key, d1, &err), XPB_OK);
+    assert_non_null(strstr(a.body, canon));
+    assert_int_equal(strncmp(a.body, "{\"id\":1,\"url\":", 14), 0); /* compact */
+    assert_null(strstr(a.body, "\n "));                             /* nothing pretty-printed */
+    free(canon);
     json_decref(one);
     free(a.body);
     request(&a, f, "GET", "/api/v1/results/77", NULL, NULL);
@@ -624,6 +1233,44 @@ static void test_api_get(void **state)
     json_decref(d2);
 }
 
+/* Who a token is: what a reverse proxy asks before it reads an upload's body. */
+static void test_api_token(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    request(&a, f, "GET", "/api/v1/token", f->auth, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "\"submitter\":\"alice\""));
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/token", "Bearer nope", NULL);
+    assert_int_equal(a.status, 401);
+    assert_true(a.res.bearer_challenge);
+    free(a.body);
+}
+
+/* An answer is built under the server's limit: a page that would pass it fails as a whole. */
+static void test_answer_limit(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    static char store[64];
+    struct lb_request req;
+    memset(&req, 0, sizeof req);
+    parse_target(&req, store, sizeof store, "/");
+    req.method = "GET";
+    memset(&a.res, 0, sizeof a.res);
+    a.res.body.limit = 2000;
+    lb_route(&f->app, &req, &a.res);
+    assert_true(a.res.body.too_large);
+    assert_null(lb_buf_take(&a.res.body, NULL));
+    memset(&a.res, 0, sizeof a.res);
+    a.res.body.limit = lb_answer_limit(&f->app);
+    lb_route(&f->app, &req, &a.res);
+    assert_false(a.res.body.failed);
+    lb_buf_free(&a.res.body);
+    assert_true(lb_answer_limit(&f->app) >= f->app.max_body + 1024);
+}
+
 /* ---- pages ---- */
 
 static void test_pages(void **state)
@@ -638,11 +1285,9 @@ static void test_pages(void **state)
         {"broken", "conv6", "cifar", "train", "fp32", "cpu_ref", "Xeon", 64, 1, 1, 0,
          "unsupported"},
     };
-    json_t *d1 = lbt_doc("Xeon \"<script>alert(1)</script>", "NVIDIA T4", runs, 3, 1);
-    json_t *d2 = lbt_doc("Threadripper", NULL, runs + 1, 1, 2);
-    json_object_set_new(
-        json_array_get(json_object_get(d2, "runs"), 0), "metrics",
-        json_deep_copy(json_object_get(json_array_get(json_object_get(d1, "runs"), 1), "metrics")));
+    struct lbt_v2 kinds[3] = {{"gpu", 0, 0}, {"cpu", 0, 0}, {"cpu", 0, 0}};
+    json_t *d1 = lbt_doc_v2("Xeon \"<script>alert(1)</script>", "NVIDIA T4", runs, kinds, 3, 1);
+    json_t *d2 = lbt_doc_v2("Threadripper", NULL, runs + 1, kinds + 1, 1, 2);
     post_doc(&a, f, d1);
     assert_int_equal(a.status, 201);
     free(a.body);
@@ -658,7 +1303,7 @@ static void test_pages(void **state)
     assert_null(strstr(a.body, "<script>alert"));
     assert_null(strstr(a.body, "<b>bold"));
     assert_non_null(strstr(a.body, "&lt;b&gt;bold&lt;/b&gt;"));
-    /* ranked by throughput: the T4 first; 240x the best CPU; energy where measured */
+    /* ranked by throughput: the T4 first; 240x the best CPU device; energy where measured */
     const char *t4 = strstr(a.body, "<b>NVIDIA T4</b>");
     const char *xeon = strstr(a.body, "<b>Xeon &lt;b&gt;");
     assert_non_null(t4);
@@ -667,8 +1312,34 @@ static void test_pages(void **state)
     assert_non_null(strstr(a.body, "240\xC3\x97"));
     assert_non_null(strstr(a.body, "not measured"));
     assert_non_null(strstr(a.body, "<svg class=\"chart bars\""));
+    assert_non_null(strstr(a.body, "pill kind acc\">gpu"));
+    /* the rules and every bound are stated */
+    assert_non_null(strstr(a.body, "id=\"rules\""));
+    assert_non_null(strstr(a.body, "95% confidence interval"));
+    assert_non_null(strstr(a.body, "at most 16 levels"));
+    assert_non_null(strstr(a.body, "at most 256 runs"));
     assert_null(strstr(a.body, "style=")); /* the CSP forbids inline styles */
     free(a.body);
+
+    /* with the page cache: the same page again, and a new submission shows at once */
+    f->app.pages = lb_page_cache_new(LB_PAGE_CACHE_BYTES, 60);
+    request(&a, f, "GET", "/?model=conv6", NULL, NULL);
+    char *first = a.body;
+    request(&a, f, "GET", "/?model=conv6&junk=1", NULL, NULL); /* unknown parameters: same */
+    assert_string_equal(a.body, first);
+    free(a.body);
+    json_t *d3 = lbt_doc_v2("Epyc", NULL, runs + 1, kinds + 1, 1, 3);
+    post_doc(&a, f, d3);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(d3);
+    request(&a, f, "GET", "/?model=conv6", NULL, NULL);
+    assert_string_not_equal(a.body, first);
+    assert_non_null(strstr(a.body, "host Epyc"));
+    free(a.body);
+    free(first);
+    lb_page_cache_free(f->app.pages);
+    f->app.pages = NULL;
 
     /* server-side sort: step time ascending puts the GPU first, descending last */
     request(&a, f, "GET", "/?sort=step&dir=desc", NULL, NULL);
@@ -689,6 +1360,32 @@ static void test_pages(void **state)
     request(&a, f, "GET", "/?model=%22%3E%3Cscript%3E", NULL, NULL);
     assert_int_equal(a.status, 400);
     assert_null(strstr(a.body, "<script>"));
+    free(a.body);
+    request(&a, f, "GET", "/?offset=5000", NULL, NULL);
+    assert_int_equal(a.status, 400);
+    free(a.body);
+    json_decref(d1);
+    json_decref(d2);
+}
+
+static void test_other_pages(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    struct lbt_run runs[3] = {
+        {"fast", "conv6", "cifar", "train", "fp32", "cuda", "NVIDIA T4", 64, 24000, 0.0027, 120,
+         NULL},
+        {"slow", "conv6", "cifar", "train", "fp32", "cpu_onednn", "Xeon", 64, 100, 0.64, 0, NULL},
+        {"broken", "conv6", "cifar", "train", "fp32", "cpu_ref", "Xeon", 64, 1, 1, 0,
+         "unsupported"},
+    };
+    json_t *d1 = lbt_doc("Xeon \"<script>alert(1)</script>", "NVIDIA T4", runs, 3, 1);
+    json_t *d2 = lbt_doc("Threadripper", NULL, runs + 1, 1, 2);
+    post_doc(&a, f, d1);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    post_doc(&a, f, d2);
+    assert_int_equal(a.status, 201);
     free(a.body);
 
     /* a submission page with its environment and every run */
@@ -743,20 +1440,271 @@ static void test_pages(void **state)
     json_decref(d2);
 }
 
-int main(void)
+/* The rank cell of the table row of submission `id` ("1", "=1", ...), into out. */
+static void rank_of(char *out, size_t cap, const char *page, long long id)
 {
+    char needle[64];
+    snprintf(needle, sizeof needle, "data-submission=\"%lld\">", id);
+    const char *row = strstr(page, needle);
+    assert_non_null(row);
+    const char *cell = strchr(strstr(row, "class=\"num rank\""), '>') + 1;
+    size_t n = strcspn(cell, "<");
+    snprintf(out, cap, "%.*s", (int)n, cell);
+}
+
+static void test_ranks_on_page(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    /* 1000 and 990 (repeats +-0.1%, intervals +-1.3%) overlap; 800 does not; one repeat: none */
+    const double speeds[4] = {1000, 990, 800, 700};
+    for (unsigned i = 0; i < 4; i++) {
+        struct lbt_run r = {"r",   "conv6", "cifar",   "train", "fp32", "cuda",
+                            "GPU", 64,      speeds[i], 0.06,    0,      NULL};
+        struct lbt_v2 v = {"gpu", 0.001, i == 3 ? 1 : 2};
+        json_t *doc = lbt_doc_v2("Xeon", "GPU", &r, &v, 1, 300 + i);
+        post_doc(&a, f, doc);
+        assert_int_equal(a.status, 201);
+        free(a.body);
+        json_decref(doc);
+    }
+    /* a version-1 result alongside: kind unknown, no interval, ranked by its median */
+    struct lbt_run old = {"o",   "conv6", "cifar", "train", "fp32", "cuda",
+                          "GPU", 64,      995,     0.06,    0,      NULL};
+    json_t *doc = lbt_doc("Xeon", "GPU", &old, 1, 400);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(doc);
+    request(&a, f, "GET", "/?model=conv6", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    char rank[16];
+    rank_of(rank, sizeof rank, a.body, 1);
+    assert_string_equal(rank, "=1");
+    rank_of(rank, sizeof rank, a.body, 2);
+    assert_string_equal(rank, "=1");
+    rank_of(rank, sizeof rank, a.body, 5); /* 995, no interval: inside the 1000's interval */
+    assert_string_equal(rank, "=1");
+    rank_of(rank, sizeof rank, a.body, 3);
+    assert_string_equal(rank, "4");
+    rank_of(rank, sizeof rank, a.body, 4);
+    assert_string_equal(rank, "5");
+    assert_non_null(strstr(a.body, "no interval"));
+    assert_non_null(strstr(a.body, "pill kind unk\">unknown"));
+    assert_non_null(strstr(a.body, "95% 9")); /* an interval is shown: 95% 9xx-1,0xx */
+    free(a.body);
+}
+
+static void test_kept_rankings(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    char bob[LB_TOKEN_LEN + 1], bob_auth[LB_TOKEN_LEN + 16];
+    xpb_err err;
+    assert_int_equal(lb_auth_create(bob, db, "bob", &err), XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    snprintf(bob_auth, sizeof bob_auth, "Bearer %s", bob);
+    /* four submissions of 8 runs each, alternating submitters, with equal speeds across them */
+    static char ids[8][8];
+    for (unsigned k = 0; k < 4; k++) {
+        struct lbt_run runs[8];
+        for (unsigned i = 0; i < 8; i++) {
+            snprintf(ids[i], sizeof ids[i], "r%u", i);
+            runs[i] = (struct lbt_run){ids[i],  "conv6", "cifar",
+                                       "train", "fp32",  "cpu_ref",
+                                       "X",     8 + i,   100.0 + (double)((i * 7 + k * 3) % 10),
+                                       0.1,     0,       i == 7 ? "failed" : NULL};
+        }
+        json_t *d = lbt_doc("X", NULL, runs, 8, 800 + k);
+        char *text = json_dumps(d, JSON_COMPACT);
+        request(&a, f, "POST", "/api/v1/results", k % 2 ? bob_auth : f->auth, text);
+        assert_int_equal(a.status, 201);
+        free(a.body);
+        free(text);
+        json_decref(d);
+        assert_int_equal(mismatches(f), 0);
+    }
+    /* the default view reads the kept flags; 14 runs of each submitter, 10 ranked */
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "Showing 1\xE2\x80\x93"
+                                   "20 of 20 ranked results. 8 more are"));
+    free(a.body);
+}
+
+/* A result over 4 ranks is never ranked with results over 1: its own table, and the world size
+ * beside each result. (Stored without the API: the results schema's data-parallel fields are
+ * not what this tests.) */
+static void test_world_size_tables(void **state)
+{
+    struct fixture *f = *state;
+    struct lbt_run r = {"r",   "conv6", "cifar", "train", "fp32", "cuda",
+                        "GPU", 64,      5000,    0.01,    0,      NULL};
+    struct lbt_v2 v = {"gpu", 0, 0};
+    json_t *one = lbt_doc_v2("X", "GPU", &r, &v, 1, 1);
+    json_t *four = lbt_doc_v2("X", "GPU", &r, &v, 1, 2);
+    json_object_set_new(json_object_get(json_array_get(json_object_get(four, "runs"), 0), "config"),
+                        "world_size", json_integer(4));
+    assert_true(store_doc(f, one, NULL, NULL) > 0);
+    assert_true(store_doc(f, four, NULL, NULL) > 0);
+    struct answer a;
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    const char *w1 = strstr(a.body, "id=\"g-conv6-cifar-train-fp32\"");
+    const char *w4 = strstr(a.body, "id=\"g-conv6-cifar-train-fp32-w4\"");
+    assert_non_null(w1);
+    assert_non_null(w4);
+    assert_non_null(strstr(w4, "4 ranks"));
+    assert_non_null(strstr(w4, "<td class=\"num\" data-v=\"4\">4</td>"));
+    free(a.body);
+    request(&a, f, "GET", "/?world_size=4", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_null(strstr(a.body, "id=\"g-conv6-cifar-train-fp32\""));
+    assert_non_null(strstr(a.body, "id=\"g-conv6-cifar-train-fp32-w4\""));
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?world_size=4", NULL, NULL);
+    assert_non_null(strstr(a.body, "\"total\":1,"));
+    assert_non_null(strstr(a.body, "\"world_size\":4"));
+    free(a.body);
+    json_decref(one);
+    json_decref(four);
+}
+
+/* Issue 14: one token cannot empty the rankings. A flood of runs under one model stays in
+ * that model's table (at most 10 of the token's runs ranked, the rest said to be hidden); a
+ * flood of models ranks after tables with more submitters; what is cut is said. */
+static void test_flood(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    char bob[LB_TOKEN_LEN + 1], bob_auth[LB_TOKEN_LEN + 16];
+    xpb_err err;
+    assert_int_equal(lb_auth_create(bob, db, "bob", &err), XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    snprintf(bob_auth, sizeof bob_auth, "Bearer %s", bob);
+    /* conv6 by two submitters */
+    for (unsigned k = 0; k < 2; k++) {
+        json_t *d = lbt_small_doc(500 + k);
+        char *text = json_dumps(d, JSON_COMPACT);
+        request(&a, f, "POST", "/api/v1/results", k ? bob_auth : f->auth, text);
+        assert_int_equal(a.status, 201);
+        free(a.body);
+        free(text);
+        json_decref(d);
+    }
+    /* alice floods: 3 submissions of 200 runs of "aaa", and 12 models of one run each */
+    static struct lbt_run flood[200];
+    static char ids[200][16];
+    for (unsigned k = 0; k < 3; k++) {
+        for (unsigned i = 0; i < 200; i++) {
+            snprintf(ids[i], sizeof ids[i], "aaa-%u", i);
+            flood[i] = (struct lbt_run){ids[i],    "aaa", "x",   "train",           "fp32",
+                                        "cpu_ref", "X",   1 + i, 1e6 - i - 200 * k, 0.001,
+                                        0,         NULL};
+        }
+        json_t *d = lbt_doc("X", NULL, flood, 200, 600 + k);
+        post_doc(&a, f, d);
+        assert_int_equal(a.status, 201);
+        free(a.body);
+        json_decref(d);
+    }
+    for (unsigned m = 0; m < 12; m++) {
+        char model[16];
+        snprintf(model, sizeof model, "m%02u", m);
+        struct lbt_run r = {"r", model, "x", "train", "fp32", "cpu_ref", "X", 8, 5, 0.1, 0, NULL};
+        json_t *d = lbt_doc("X", NULL, &r, 1, 700 + m);
+        post_doc(&a, f, d);
+        assert_int_equal(a.status, 201);
+        free(a.body);
+        json_decref(d);
+    }
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    /* conv6 (two submitters) is the first table; the page says it shows 10 of 14 tables */
+    const char *conv6 = strstr(a.body, "id=\"g-conv6-cifar-train-fp32\"");
+    const char *aaa = strstr(a.body, "id=\"g-aaa-x-train-fp32\"");
+    assert_non_null(conv6);
+    assert_non_null(aaa);
+    assert_true(conv6 < aaa);
+    assert_non_null(strstr(a.body, "Tables 1\xE2\x80\x93"
+                                   "10 of 14"));
+    /* aaa ranks 10 of alice's 600 runs and says the other 590 are hidden */
+    assert_non_null(strstr(aaa, "590 more are hidden"));
+    size_t rows = 0;
+    const char *end = strstr(aaa, "</tbody>");
+    for (const char *p = aaa; (p = strstr(p, "data-submission=")) && p < end; p++)
+        rows++;
+    assert_int_equal(rows, 10);
+    free(a.body);
+    /* the second page holds the other four tables */
+    request(&a, f, "GET", "/?page=2", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "Tables 11\xE2\x80\x93"
+                                   "14 of 14"));
+    free(a.body);
+    /* a submitter filter shows all of one submitter's runs, 25 at a time, and pages on */
+    request(&a, f, "GET", "/?model=aaa&submitter=alice", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "Showing 1\xE2\x80\x93"
+                                   "25 of 600 ranked results."));
+    assert_non_null(strstr(a.body, "offset=25"));
+    free(a.body);
+}
+
+int main(int argc, char **argv)
+{
+    struct lbt_pg pg;
+    if (argc > 1 && !strcmp(argv[1], "postgres")) {
+        if (!lb_db_have_postgres()) {
+            printf("skipped: this build has no PostgreSQL store (libpq-dev)\n");
+            return 77;
+        }
+        int rc = lbt_pg_start(&pg, LBT_PG_CLUSTER);
+        if (rc != 0) {
+            printf("%s\n", rc == 77 ? "skipped: no PostgreSQL server tools here"
+                                    : "cannot start a PostgreSQL cluster");
+            return rc == 77 ? 77 : 1;
+        }
+        database = pg.url;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_format),
+        cmocka_unit_test(test_log_and_cut),
+        cmocka_unit_test(test_json_shape),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_conntrack),
+        cmocka_unit_test(test_rank),
+        cmocka_unit_test(test_page_cache),
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_ratelimit),
+        cmocka_unit_test(test_extract_rules),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backfill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_store_tables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_post, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_post_stored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_shape_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_get, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_rankings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_world_size_tables, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name(database ? "leaderboard units on PostgreSQL"
+                                                      : "leaderboard units on SQLite",
+                                             tests, NULL, NULL);
+    if (database)
+        lbt_pg_stop(&pg, LBT_PG_CLUSTER);
+    return failed;
 }
