@@ -16,7 +16,7 @@ static const char SQL_BATCH[] =
 static const char SQL_SET_VERSION[] = "UPDATE submissions SET schema_version = $2 WHERE id = $1";
 static const char SQL_SET_RUN[] =
     "UPDATE runs SET device_kind = $3, is_cpu = $4, world_size = $5, ci95_low = $6, "
-    "ci95_high = $7 WHERE submission_id = $1 AND run_index = $2";
+    "ci95_high = $7, disturbed = $8 WHERE submission_id = $1 AND run_index = $2";
 
 static xpb_status fail(struct lb_db *db, const char *what, xpb_err *err)
 {
@@ -50,6 +50,7 @@ static xpb_status backfill_one(struct lb_db *db, long long id, const json_t *doc
         lb_stmt_int(s, 5, r.world_size);
         lb_stmt_real(s, 6, r.ci_low);
         lb_stmt_real(s, 7, r.ci_high);
+        lb_stmt_int(s, 8, r.disturbed);
         rc = lb_stmt_step(s);
         lb_stmt_done(s);
         if (rc != LB_STEP_DONE)

@@ -64,6 +64,8 @@ void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_v
     r->ci_high = num_of(tp, "ci95_high");
     if (isnan(r->ci_low) || isnan(r->ci_high))
         r->ci_low = r->ci_high = NAN;
+    r->disturbed = json_is_true(json_object_get(
+        json_object_get(json_object_get(run, "metrics"), "interference"), "flagged"));
 }
 
 static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i, int version,

@@ -73,9 +73,12 @@ static const struct migration migrations[] = {
      "CREATE INDEX runs_board ON runs(status, model, variant, mode, precision, batch);"
      "CREATE INDEX runs_submission ON runs(submission_id);",
      NULL},
-    {2, "device kind, world size, throughput intervals; no CPU inferred from backend names",
+    {2,
+     "device kind, world size, throughput intervals, disturbed runs; no CPU inferred from backend "
+     "names",
      "ALTER TABLE runs ADD COLUMN device_kind TEXT NOT NULL DEFAULT 'unknown';"
      "ALTER TABLE runs ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;"
+     "ALTER TABLE runs ADD COLUMN disturbed INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE runs ADD COLUMN ci95_low @REAL@;"
      "ALTER TABLE runs ADD COLUMN ci95_high @REAL@;"
      "ALTER TABLE submissions ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 1;"

@@ -207,7 +207,12 @@ static void throughput_cell(struct lb_buf *b, const struct shown *s)
     lb_fmt_key(b, r->throughput);
     lb_buf_puts(b, "\"><b>");
     lb_fmt_num(b, r->throughput, r->throughput >= 100 ? 0 : 1);
-    lb_buf_puts(b, "</b><span class=\"ci small muted\">");
+    lb_buf_puts(b, "</b>");
+    if (r->disturbed)
+        lb_buf_puts(b, "<span class=\"disturbed\" title=\"disturbed: other processes took more "
+                       "than 5% of the machine during its timed steps; the number is not the "
+                       "run's own\">!</span>");
+    lb_buf_puts(b, "<span class=\"ci small muted\">");
     if (s->ranked.has_interval) {
         lb_buf_puts(b, "95% ");
         lb_fmt_num(b, r->ci_low, r->ci_low >= 100 ? 0 : 1);

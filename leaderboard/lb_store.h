@@ -28,6 +28,9 @@ struct lb_run_row {
     char device_kind[LB_KIND_MAX + 1];
     long long batch, threads;
     long long world_size; /* config.world_size, 1 when the document does not say */
+    /* metrics.interference.flagged (version 2): other processes took enough of the machine
+     * during the timed steps that the numbers are not the run's own; 0 when not said */
+    int disturbed;
     int fusion;
     char device[LB_TEXT_MAX + 1];
     double throughput;         /* samples/s, median over repeats */
@@ -78,8 +81,8 @@ xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_
                       const json_t *doc, size_t max_runs, xpb_err *err);
 
 /* The columns a later schema version added, from one run of a stored document: device kind,
- * world size and throughput interval (used by lb_extract and by the migration that
- * re-derives them, lb_backfill.h). */
+ * world size, throughput interval and the interference flag (used by lb_extract and by the
+ * migration that re-derives them, lb_backfill.h). */
 void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_version);
 
 /* The bounds on a run's numbers that no real measurement reaches (docs/leaderboard.md, "Bounds"):

@@ -41,6 +41,7 @@ void lb_read_run_row(struct lb_run_row *r, struct lb_stmt *s)
     r->world_size = lb_col_int(s, 26);
     r->ci_low = lb_col_real(s, 27);
     r->ci_high = lb_col_real(s, 28);
+    r->disturbed = (int)lb_col_int(s, 29);
 }
 
 xpb_status lb_collect_runs(struct lb_run_row **rows_out, size_t *n_out, struct lb_db *db,

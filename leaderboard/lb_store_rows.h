@@ -11,8 +11,9 @@
     "r.submission_id, r.run_index, r.run_id, r.status, r.model, r.variant, r.mode, r.precision, "  \
     "r.backend, r.transfer, r.batch, r.threads, r.fusion, r.device_kind, r.device, r.throughput, " \
     "r.step_p50, r.step_p95, r.flops_per_s, r.energy_measured, r.samples_per_joule, "              \
-    "r.verified, t.name, s.received, s.cpu_model, s.os, r.world_size, r.ci95_low, r.ci95_high "
-#define LB_RUN_N_COLUMNS 29
+    "r.verified, t.name, s.received, s.cpu_model, s.os, r.world_size, r.ci95_low, r.ci95_high, "   \
+    "r.disturbed "
+#define LB_RUN_N_COLUMNS 30
 #define LB_RUN_JOINS                                                                               \
     "JOIN submissions s ON s.id = r.submission_id JOIN tokens t ON t.id = s.token_id "
 

@@ -24,9 +24,9 @@ static const char SQL_INSERT_RUN[] =
     "INSERT INTO runs(submission_id, run_index, run_id, status, model, variant, mode, precision, "
     "backend, batch, fusion, threads, transfer, device, is_cpu, throughput, step_p50, step_p95, "
     "flops_per_s, energy_measured, samples_per_joule, verified, device_kind, world_size, "
-    "ci95_low, ci95_high, token_id) "
+    "ci95_low, ci95_high, token_id, disturbed) "
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, "
-    "$19, $20, $21, $22, $23, $24, $25, $26, $27) RETURNING id";
+    "$19, $20, $21, $22, $23, $24, $25, $26, $27, $28) RETURNING id";
 static const char SQL_TOUCH_TOKEN[] =
     "UPDATE tokens SET last_used = $2 WHERE id = $1 AND (last_used < $2 OR last_used IS NULL)";
 
@@ -122,6 +122,7 @@ static xpb_status insert_run(long long *run_id, struct lb_db *db, long long id,
     lb_stmt_real(s, 25, r->ci_low);
     lb_stmt_real(s, 26, r->ci_high);
     lb_stmt_int(s, 27, token_id);
+    lb_stmt_int(s, 28, r->disturbed);
     int rc = lb_stmt_step(s);
     if (rc == LB_STEP_ROW)
         *run_id = lb_col_int(s, 0);

@@ -710,6 +710,20 @@ static long long mismatches(struct fixture *f)
     return n;
 }
 
+/* How many stored runs are marked disturbed by other processes. */
+static long long disturbed_runs(struct fixture *f)
+{
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, "SELECT count(*) FROM runs WHERE disturbed = 1", &err);
+    assert_non_null(s);
+    assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
+    long long n = lb_col_int(s, 0);
+    lb_stmt_done(s);
+    lb_pool_put(f->app.pool, db);
+    return n;
+}
+
 /* Migration 2 on a database written at version 1: the new columns are derived from the stored
  * documents (device kind from a version-2 document, unknown for version 1: no name rule). */
 static void test_backfill(void **state)
@@ -722,11 +736,18 @@ static void test_backfill(void **state)
     struct lbt_v2 kinds2[2] = {{"gpu", 0.01, 2}, {"cpu", 0.01, 2}};
     json_t *d1 = lbt_small_doc(5); /* version 1, backend cpu_ref */
     json_t *d2 = lbt_doc_v2("Xeon", "T4", v2runs, kinds2, 2, 6);
+    /* the GPU run was disturbed by other processes: the board marks it */
+    json_t *inter = json_object_get(
+        json_object_get(json_array_get(json_object_get(d2, "runs"), 0), "metrics"), "interference");
+    assert_non_null(inter);
+    json_object_set_new(inter, "other_cpu_share", json_real(0.4));
+    json_object_set_new(inter, "flagged", json_true());
     assert_true(store_doc(f, d1, NULL, NULL) > 0);
     assert_true(store_doc(f, d2, NULL, NULL) > 0);
     char kinds[256];
     kinds_of(kinds, sizeof kinds, f);
     assert_string_equal(kinds, "unknown/0/1,gpu/0/1,cpu/1/1");
+    assert_int_equal(disturbed_runs(f), 1);
     /* back to version 1, as an old service left it: is_cpu from the backend's name */
     struct lb_db *db = lb_pool_get(f->app.pool);
     xpb_err err;
@@ -741,6 +762,7 @@ static void test_backfill(void **state)
                                 "ALTER TABLE runs DROP COLUMN world_size; "
                                 "ALTER TABLE runs DROP COLUMN ci95_low; "
                                 "ALTER TABLE runs DROP COLUMN ci95_high; "
+                                "ALTER TABLE runs DROP COLUMN disturbed; "
                                 "ALTER TABLE submissions DROP COLUMN schema_version; "
                                 "UPDATE runs SET is_cpu = 1 WHERE backend LIKE 'cpu%'; "
                                 "DELETE FROM schema_migrations WHERE version >= 2",
@@ -752,7 +774,8 @@ static void test_backfill(void **state)
     lb_pool_put(f->app.pool, db);
     kinds_of(kinds, sizeof kinds, f);
     assert_string_equal(kinds, "unknown/0/1,gpu/0/1,cpu/1/1");
-    assert_int_equal(mismatches(f), 0); /* migration 3 derived the kept rankings */
+    assert_int_equal(mismatches(f), 0);     /* migration 3 derived the kept rankings */
+    assert_int_equal(disturbed_runs(f), 1); /* migration 2 derived the flag again */
     json_decref(d1);
     json_decref(d2);
 }
@@ -1463,6 +1486,13 @@ static void test_ranks_on_page(void **state)
                             "GPU", 64,      speeds[i], 0.06,    0,      NULL};
         struct lbt_v2 v = {"gpu", 0.001, i == 3 ? 1 : 2};
         json_t *doc = lbt_doc_v2("Xeon", "GPU", &r, &v, 1, 300 + i);
+        if (i == 2) { /* the 800 was disturbed by other processes: marked with a "!" */
+            json_t *inter = json_object_get(
+                json_object_get(json_array_get(json_object_get(doc, "runs"), 0), "metrics"),
+                "interference");
+            json_object_set_new(inter, "other_cpu_share", json_real(0.3));
+            json_object_set_new(inter, "flagged", json_true());
+        }
         post_doc(&a, f, doc);
         assert_int_equal(a.status, 201);
         free(a.body);
@@ -1492,6 +1522,15 @@ static void test_ranks_on_page(void **state)
     assert_non_null(strstr(a.body, "no interval"));
     assert_non_null(strstr(a.body, "pill kind unk\">unknown"));
     assert_non_null(strstr(a.body, "95% 9")); /* an interval is shown: 95% 9xx-1,0xx */
+    /* exactly one row carries the disturbed mark, and it is the 800's */
+    const char *mark = strstr(a.body, "class=\"disturbed\"");
+    assert_non_null(mark);
+    assert_null(strstr(mark + 1, "class=\"disturbed\""));
+    const char *row = mark;
+    while (row > a.body && strncmp(row, "<tr", 3) != 0)
+        row--;
+    assert_non_null(strstr(row, "800"));
+    assert_true(strstr(row, "800") < mark);
     free(a.body);
 }
 
