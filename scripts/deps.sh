@@ -17,6 +17,7 @@ test_pkgs=(
   libcmocka-dev                        # unit tests
   chromium                             # headless browser tests of the leaderboard page and the report
   postgresql                           # the leaderboard's suites on PostgreSQL (skipped without)
+  libopenmpi-dev openmpi-bin           # data-parallel tests: the MPI module and mpirun (skipped without)
 )
 
 want=("${build_pkgs[@]}")

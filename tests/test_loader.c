@@ -592,8 +592,9 @@ static void test_abi_1_0_backend_runs_a_program(void **state)
     xpb_registry_free(r);
 }
 
-/* (b) The host refuses, before compile and naming the op, a program that needs op set 2 on a
- * backend whose descriptor does not say its op set (ABI 1.0) or says 1. */
+/* (b) The host refuses, before compile and naming the op, a program that needs op set 2 (an
+ * ALL_REDUCE of a data-parallel program) on a backend whose descriptor does not say its op set
+ * (ABI 1.0) or says 1, and a program that needs op set 3 on a backend of op set 2. */
 static void test_host_refuses_a_newer_op_set(void **state)
 {
     (void)state;
@@ -604,26 +605,38 @@ static void test_host_refuses_a_newer_op_set(void **state)
     const xpb_plugin_descriptor *ex = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "example");
     assert_non_null(old);
     assert_non_null(ex);
-    assert_int_equal(ex->opset, 1);
+    assert_int_equal(ex->opset, XPB_OPSET_VERSION); /* built with these headers: 2 */
+    xpb_plugin_descriptor v11 = *ex;                /* the same backend built with ABI 1.1's */
+    v11.opset = 1;
 
     struct test_program tp;
     tp_init(&tp, 0);
     assert_int_equal(tp.p.opset, 1); /* op-set-1 ops: op set 1, whatever the host's own */
-    tp.ops[2].kind = 99;             /* an op of op set 2, as a newer host describes it */
-    tp.ops[2].kind_name = "FUTURE_OP";
+    tp.ops[2].kind = XPB_OP_ALL_REDUCE;
+    tp.ops[2].kind_name = "ALL_REDUCE";
     tp.ops[2].opset = 2;
-    tp.ops[2].layer = "future";
+    tp.ops[2].layer = "grads";
     tp.p.opset = 2;
     xpb_err err = {{0}};
     assert_int_equal(xpb_session_check_opset(old, &tp.p, &err), XPB_UNSUPPORTED);
-    assert_string_equal(err.msg, "backend 'fake_abi10' 1.0.0 knows op set 1; op FUTURE_OP (layer "
-                                 "'future') is from op set 2");
-    assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_UNSUPPORTED);
-    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 1; op FUTURE_OP (layer "
-                                 "'future') is from op set 2");
+    assert_string_equal(err.msg, "backend 'fake_abi10' 1.0.0 knows op set 1; op ALL_REDUCE (layer "
+                                 "'grads') is from op set 2");
+    assert_int_equal(xpb_session_check_opset(&v11, &tp.p, &err), XPB_UNSUPPORTED);
+    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 1; op ALL_REDUCE (layer "
+                                 "'grads') is from op set 2");
     /* a backend that knows op set 2 gets the program (and judges it itself) */
+    assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_OK);
+
+    tp.ops[2].kind = 99; /* an op of op set 3, as a newer host describes it */
+    tp.ops[2].kind_name = "FUTURE_OP";
+    tp.ops[2].opset = 3;
+    tp.ops[2].layer = "future";
+    tp.p.opset = 3;
+    assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_UNSUPPORTED);
+    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 2; op FUTURE_OP (layer "
+                                 "'future') is from op set 3");
     xpb_plugin_descriptor newer = *ex;
-    newer.opset = 2;
+    newer.opset = 3;
     assert_int_equal(xpb_session_check_opset(&newer, &tp.p, &err), XPB_OK);
     xpb_registry_free(r);
 }
@@ -668,7 +681,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_null(exe);
     assert_string_equal(api->last_error(be),
                         "example: op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
-                        "an op of op set 1, the newest this code was built for");
+                        "an op of op set 2, the newest this code was built for");
 
     tp_init(&tp, 0);
     tp.ops[3].attrs_set |= 1ull << 40;
@@ -676,7 +689,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_null(exe);
     assert_string_equal(api->last_error(be),
                         "example: op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
-                        "40, which op set 1 does not define (an attribute of a later op set "
+                        "40, which op set 2 does not define (an attribute of a later op set "
                         "changes what the op computes)");
 
     tp_init(&tp, 1);
@@ -718,7 +731,8 @@ static void test_models_refuse_in_their_own_words(void **state)
     const xpb_model_api *v11 = xpb_registry_model(r, "fake_v11_model");
     assert_non_null(old);
     assert_non_null(v11);
-    assert_int_equal(xpb_registry_find(r, XPB_PLUGIN_MODEL, "fake_v11_model")->opset, 1);
+    assert_int_equal(xpb_registry_find(r, XPB_PLUGIN_MODEL, "fake_v11_model")->opset,
+                     XPB_OPSET_VERSION);
 
     xpb_graph *g = NULL;
     xpb_err err = {{0}};

@@ -227,7 +227,7 @@ static void test_query(void **state)
     assert_int_equal(d->abi_major, XPB_ABI_MAJOR);
     assert_int_equal(d->kind, XPB_PLUGIN_BACKEND);
     assert_string_equal(d->name, "cpu_ref");
-    assert_string_equal(d->version, "1.1.0");
+    assert_string_equal(d->version, "1.2.0");
     assert_int_equal(d->abi_minor, XPB_ABI_MINOR);
     assert_int_equal(d->opset, XPB_OPSET_VERSION);
     /* single-threaded, no fusion: no bit; the entry points say what it reports */

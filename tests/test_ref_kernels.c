@@ -1,5 +1,5 @@
-/* The reference backend's op table: ref_kernel_for covers every op kind of op set v1 and
- * nothing else, and every kernel runs on a well-formed instance of its op that the SDK's shape
+/* The reference backend's op table: ref_kernel_for covers every op kind of op sets 1 and 2
+ * and nothing else, and every kernel runs on a well-formed instance of its op that the SDK's shape
  * rules accept (the rules themselves: tests/test_shapes.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,6 +160,9 @@ static void build_valid(gc_op *g, uint32_t kind)
         break;
     case XPB_OP_FILL:
         gc_out(g, 4, x4);
+        break;
+    case XPB_OP_ALL_REDUCE: /* no communicator: the mean over one rank */
+        gc_in(g, 4, w4);
         break;
     default:
         fail_msg("test has no instance of %s", xpb_op_name(kind));

@@ -1139,15 +1139,113 @@ static void test_version_2(void **state)
     json_decref(v1);
 }
 
+/* ---- runs over several ranks (schema 2, docs/distributed.md) ---- */
+
+/* valid_doc_v2() with runs[0] a data-parallel run of two ranks. */
+static json_t *parallel_doc(void)
+{
+    json_t *doc = valid_doc_v2();
+    set_path(doc, "runs[0].config.parallel", json_string("data"));
+    set_path(doc, "runs[0].config.world_size", json_integer(2));
+    set_path(doc, "runs[0].metrics.parallel",
+             parse("{'world_size': 2, 'hosts': 1,"
+                   " 'ranks': [{'rank': 0, 'host': 'n1', 'local_rank': 0, 'device': 'cpu',"
+                   "   'device_index': 0, 'threads': 1, 'throughput': 620.5, 'step_p50_s': 0.1},"
+                   "  {'rank': 1, 'host': 'n1', 'local_rank': 1, 'device': 'cpu',"
+                   "   'device_index': 0, 'threads': 1, 'throughput': 617.0, 'step_p50_s': 0.1}],"
+                   " 'communication': {'all_reduces': 1, 'bytes_per_step': 9046312,"
+                   "   'seconds_per_step': 0.0052, 'share': 0.1003},"
+                   " 'baseline': {'throughput': 700.0, 'source': 'measured', 'file': null,"
+                   "   'reason': null},"
+                   " 'scaling_efficiency': 0.8818}"));
+    return doc;
+}
+
+static void test_parallel_fields(void **state)
+{
+    (void)state;
+    xpb_err err = {{0}};
+    json_t *doc = parallel_doc();
+    expect_valid(doc, "a run of two ranks");
+    /* config.parallel and config.world_size are optional: documents written before them */
+    json_t *plain = valid_doc_v2();
+    expect_valid(plain, "a run without parallel keys");
+    json_decref(plain);
+    static const struct {
+        const char *path, *value, *says;
+    } bad[] = {
+        {"runs[0].config.parallel", "'model'", "expected one of \"none\", \"data\""},
+        {"runs[0].config.world_size", "0", "runs[0].config.world_size: expected an integer >= 1"},
+        {"runs[0].metrics.parallel", NULL,
+         "runs[0].metrics.parallel: required when config.world_size is above 1"},
+        {"runs[0].metrics.parallel.world_size", "3",
+         "runs[0].metrics.parallel: world_size 3 must equal config.world_size (2)"},
+        {"runs[0].metrics.parallel.ranks[1].rank", "0",
+         "runs[0].metrics.parallel.ranks[1]: rank must be 1 (entries in rank order)"},
+        {"runs[0].metrics.parallel.communication.share", "-0.1",
+         "runs[0].metrics.parallel.communication.share: expected a number >= 0 or null"},
+        {"runs[0].metrics.parallel.baseline.throughput", "null",
+         "baseline.reason must be null exactly when baseline.throughput is a number"},
+        {"runs[0].metrics.parallel.baseline.source", "'guess'", "expected one of \"measured\""},
+        {"runs[0].metrics.parallel.hosts", NULL, "runs[0].metrics.parallel.hosts: required"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *d = parallel_doc();
+        if (bad[i].value)
+            set_path(d, bad[i].path, parse(bad[i].value));
+        else
+            delete_path(d, bad[i].path);
+        err.msg[0] = '\0';
+        if (xpb_results_validate(d, &err) != XPB_PARSE_ERROR || !strstr(err.msg, bad[i].says))
+            fail_msg("%s: expected \"%s\", got \"%s\"", bad[i].path, bad[i].says, err.msg);
+        json_decref(d);
+    }
+    /* no baseline: its reason, and no efficiency */
+    set_path(doc, "runs[0].metrics.parallel.baseline.throughput", json_null());
+    set_path(doc, "runs[0].metrics.parallel.baseline.reason", json_string("no such file"));
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "scaling_efficiency must be null without a baseline"));
+    set_path(doc, "runs[0].metrics.parallel.scaling_efficiency", json_null());
+    expect_valid(doc, "a run without a baseline");
+    /* one rank has no parallel metrics */
+    set_path(doc, "runs[0].config.world_size", json_integer(1));
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "must equal config.world_size (1) and be at least 2"));
+    json_decref(doc);
+
+    /* version 1 knew none of it */
+    json_t *v1 = valid_doc();
+    set_path(v1, "runs[0].config.world_size", json_integer(2));
+    assert_int_equal(xpb_results_validate(v1, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[0].config.world_size: not part of schema version 1"));
+    json_decref(v1);
+
+    /* the table shows ranks, efficiency and communication share only when a run has ranks */
+    doc = parallel_doc();
+    char *out = table_of(doc);
+    assert_non_null(strstr(out, "ranks"));
+    assert_true(row_has(out, "conv6-ref", "88.18"));
+    assert_true(row_has(out, "conv6-ref", "10.03"));
+    assert_non_null(strstr(out, "eff % = scaling efficiency"));
+    free(out);
+    json_decref(doc);
+    doc = valid_doc_v2();
+    out = table_of(doc);
+    assert_null(strstr(out, "eff %"));
+    free(out);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_document), cmocka_unit_test(test_every_required_key),
-        cmocka_unit_test(test_every_type),     cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_good_values),    cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_new_document),   cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_table),          cmocka_unit_test(test_comparisons),
-        cmocka_unit_test(test_version_2),      cmocka_unit_test(test_comparison_baseline),
+        cmocka_unit_test(test_valid_document),  cmocka_unit_test(test_every_required_key),
+        cmocka_unit_test(test_every_type),      cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_good_values),     cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_new_document),    cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_table),           cmocka_unit_test(test_comparisons),
+        cmocka_unit_test(test_version_2),       cmocka_unit_test(test_comparison_baseline),
+        cmocka_unit_test(test_parallel_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

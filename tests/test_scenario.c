@@ -529,7 +529,7 @@ static void test_override_errors(void **state)
         "--set zzz=1: expected a run key or params.<name> (model, variant, mode, "
         "batch, precision, allow_emulated, backend, fusion, threads, device, warmup, min_steps, "
         "min_time, max_steps, repeats, seed, data, transfer, lr, momentum, "
-        "weight_decay, verify, profile), found 'zzz'");
+        "weight_decay, verify, profile, parallel, bucket_mb, scaling_baseline), found 'zzz'");
     expect_set_error(minimal, "max_steps=5",
                      "--set max_steps=5: max_steps: expected 0 (no limit) or at least min_steps "
                      "(20) in run conv6-train, found 5");
@@ -608,8 +608,8 @@ static void test_error_unknown_keys(void **state)
         "name: x\nruns:\n  - model: conv6\n    xyzzy: 32\n",
         "t.yaml:4:5: expected a run key (name, model, variant, mode, batch, precision, "
         "allow_emulated, backend, fusion, threads, device, warmup, min_steps, min_time, max_steps, "
-        "repeats, seed, data, transfer, lr, momentum, weight_decay, verify, profile, "
-        "params), found 'xyzzy'");
+        "repeats, seed, data, transfer, lr, momentum, weight_decay, verify, profile, parallel, "
+        "bucket_mb, scaling_baseline, params), found 'xyzzy'");
     expect_error("name: x\nrun:\n  - model: conv6\n",
                  "t.yaml:2:1: expected a top-level key, found 'run' (did you mean 'runs'?)");
     expect_error(

@@ -1,6 +1,6 @@
-/* The SDK's shape rules (include/xpubench/shapes.h): every op of op set 1 accepts a well-formed
- * instance, forward ops infer exactly the output that instance has, and every way an op can be
- * malformed (counts, missing tensors, ranks, dtypes, channels, attributes, output shapes) is
+/* The SDK's shape rules (include/xpubench/shapes.h): every op of op sets 1 and 2 accepts a
+ * well-formed instance, forward ops infer exactly the output that instance has, and every way an op
+ * can be malformed (counts, missing tensors, ranks, dtypes, channels, attributes, output shapes) is
  * refused with a message that names the op, its layer, the tensor, what was expected and what
  * was found. Then the program-level checks a backend's compile runs (xpb_op_validate,
  * xpb_program_validate), for programs of this host and of an ABI 1.0 host. */
@@ -114,7 +114,7 @@ static void expect_ok(struct sh *s)
     assert_string_equal(s->msg, "");
 }
 
-/* A small well-formed instance of every op of op set 1. */
+/* A small well-formed instance of every op of op sets 1 and 2. */
 static void valid(struct sh *s, uint32_t kind)
 {
     sh_init(s, kind);
@@ -240,6 +240,9 @@ static void valid(struct sh *s, uint32_t kind)
         break;
     case XPB_OP_FILL:
         sh_out(s, F, 4, 2, 3, 4, 5);
+        break;
+    case XPB_OP_ALL_REDUCE:
+        sh_in(s, F, 4, 4, 3, 2, 2);
         break;
     default:
         fail_msg("no valid instance of %s (%u)", xpb_op_name(kind), kind);
@@ -934,7 +937,7 @@ static void test_infer_shape(void **state)
     s.op.layer = NULL;
     assert_int_equal(sh_infer(&s, &y), XPB_UNSUPPORTED);
     assert_string_equal(s.msg, "UNKNOWN (layer ''): not implemented: kind 99 is not an op of op "
-                               "set 1, the newest this code was built for");
+                               "set 2, the newest this code was built for");
 }
 
 /* ---- op kinds and attribute bits of later op sets ---- */
@@ -948,7 +951,7 @@ static void test_unknown_kind(void **state)
     s.op.layer = "mystery";
     assert_int_equal(sh_check(&s), XPB_UNSUPPORTED);
     assert_string_equal(s.msg, "UNKNOWN (layer 'mystery'): not implemented: kind 77 is not an op "
-                               "of op set 1, the newest this code was built for");
+                               "of op set 2, the newest this code was built for");
     s.op.kind = 0;
     assert_int_equal(sh_check(&s), XPB_UNSUPPORTED);
     s.op.kind = XPB_OP_KIND_END_;
@@ -1026,10 +1029,10 @@ static void test_op_validate(void **state)
     /* an op of a later op set, as a newer host describes it: refused by its name */
     g.ops[1].kind = 99;
     g.ops[1].kind_name = "FUTURE_OP";
-    g.ops[1].opset = 2;
+    g.ops[1].opset = 3;
     assert_int_equal(xpb_op_validate(&g.p, 1, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
     assert_string_equal(g.msg, "op 1 FUTURE_OP (layer 'copy'): not implemented: kind 99 is not "
-                               "an op of op set 1, the newest this code was built for");
+                               "an op of op set 2, the newest this code was built for");
     /* an ABI 1.0 host wrote no kind_name: the number is all there is */
     g.p.op_stride = offsetof(xpb_op, opset);
     xpb_op old_ops[2];
@@ -1041,7 +1044,7 @@ static void test_op_validate(void **state)
     g.p.ops = (const xpb_op *)(const void *)packed;
     assert_int_equal(xpb_op_validate(&g.p, 1, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
     assert_string_equal(g.msg, "op 1 UNKNOWN (layer 'copy'): not implemented: kind 99 is not an "
-                               "op of op set 1, the newest this code was built for");
+                               "op of op set 2, the newest this code was built for");
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_OK);
 
     /* an attribute bit these headers do not know, one and two of them */
@@ -1049,11 +1052,11 @@ static void test_op_validate(void **state)
     g.ops[0].attrs_set |= 1ull << 40;
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
     assert_string_equal(g.msg, "op 0 RELU (layer 'relu'): not implemented: it sets attribute bit "
-                               "40, which op set 1 does not define (an attribute of a later op "
+                               "40, which op set 2 does not define (an attribute of a later op "
                                "set changes what the op computes)");
     g.ops[0].attrs_set |= 1ull << 63;
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
-    assert_non_null(strstr(g.msg, "sets attribute bits 40, 63, which op set 1"));
+    assert_non_null(strstr(g.msg, "sets attribute bits 40, 63, which op set 2"));
     /* known bits are fine whatever they say */
     prog_init(&g);
     g.ops[0].attrs_set = XPB_ATTRS_KNOWN;
@@ -1174,6 +1177,121 @@ static void test_program_validate(void **state)
     expect_program(&g, XPB_INVALID_ARGUMENT, "op 1 COPY (layer 'copy'): expected 1 input, found 2");
 }
 
+/* ---- ALL_REDUCE and its buckets (op set 2) ---- */
+
+/* A data-parallel tail: gradients g0, g1, g2 (tensors 0..2) averaged by ALL_REDUCE ops 0..2,
+ * then COPY 3 (g2 -> tensor 3), in phases [0, 3) and [3, 4) unless `one_phase`. */
+struct grads {
+    xpb_tensor_desc t[4];
+    xpb_op ops[4];
+    xpb_phase phases[2];
+    xpb_program p;
+    char msg[1024];
+};
+
+static void grads_init(struct grads *g, uint32_t b0, uint32_t b1, uint32_t b2, int one_phase)
+{
+    memset(g, 0, sizeof *g);
+    static const char *const names[4] = {"g0", "g1", "g2", "out"};
+    const uint32_t buckets[3] = {b0, b1, b2};
+    for (int i = 0; i < 4; i++) {
+        g->t[i] = (xpb_tensor_desc){.name = names[i],
+                                    .layer = "",
+                                    .dtype = XPB_DTYPE_F32,
+                                    .role = i < 3 ? XPB_ROLE_GRAD : XPB_ROLE_OUTPUT,
+                                    .ndim = 1,
+                                    .dims = {5, 1, 1, 1},
+                                    .grad_of = XPB_NO_TENSOR,
+                                    .last_op = 3};
+        xpb_op *op = &g->ops[i];
+        op->kind = i < 3 ? XPB_OP_ALL_REDUCE : XPB_OP_COPY;
+        op->layer = names[i];
+        op->n_inputs = 1;
+        op->n_outputs = i < 3 ? 0 : 1;
+        for (int k = 0; k < XPB_MAX_OP_INPUTS; k++)
+            op->inputs[k] = XPB_NO_TENSOR;
+        for (int k = 0; k < XPB_MAX_OP_OUTPUTS; k++)
+            op->outputs[k] = XPB_NO_TENSOR;
+        op->inputs[0] = i < 3 ? (uint32_t)i : 2;
+        if (i == 3)
+            op->outputs[0] = 3;
+        else
+            op->bucket = buckets[i];
+    }
+    g->phases[0] = (xpb_phase){"train", 0, one_phase ? 4 : 3};
+    g->phases[1] = (xpb_phase){"tail", 3, 1};
+    g->p.n_tensors = 4;
+    g->p.n_ops = 4;
+    g->p.n_phases = one_phase ? 1 : 2;
+    g->p.tensors = g->t;
+    g->p.ops = g->ops;
+    g->p.phases = g->phases;
+    xpb_program_seal(&g->p, g->ops);
+}
+
+static void expect_grads(struct grads *g, xpb_status want, const char *message)
+{
+    xpb_status st = xpb_program_validate(&g->p, g->msg, sizeof g->msg);
+    if (st != want || strcmp(g->msg, message) != 0)
+        fail_msg("got %s \"%s\"\n wanted %s \"%s\"", xpb_status_name(st), g->msg,
+                 xpb_status_name(want), message);
+}
+
+static void test_all_reduce(void **state)
+{
+    (void)state;
+    struct grads g;
+    /* sealed: op set 2 for the op and for its bucket attribute (bit 17) */
+    grads_init(&g, 1, 1, 2, 1);
+    assert_int_equal(g.p.opset, 2);
+    assert_int_equal(g.ops[0].opset, 2);
+    assert_true(g.ops[0].attrs_set & XPB_ATTR(BUCKET));
+    assert_int_equal(xpb_attr_opset(XPB_ATTR(BUCKET)), 2);
+    assert_int_equal(xpb_op_opset(XPB_OP_ALL_REDUCE), 2);
+    assert_string_equal(g.ops[0].kind_name, "ALL_REDUCE");
+    expect_grads(&g, XPB_OK, "");
+    grads_init(&g, 0, 0, 0, 1); /* every op a bucket of its own */
+    assert_false(g.ops[0].attrs_set & XPB_ATTR(BUCKET));
+    expect_grads(&g, XPB_OK, "");
+
+    /* one F32 input, updated in place, no output */
+    struct sh s;
+    valid(&s, XPB_OP_ALL_REDUCE);
+    sh_out(&s, F, 1, 5);
+    assert_int_equal(sh_check(&s), XPB_INVALID_ARGUMENT);
+    assert_string_equal(s.msg, "ALL_REDUCE (layer 'L'): expected 0 outputs, found 1");
+    valid(&s, XPB_OP_ALL_REDUCE);
+    s.in[0].dtype = XPB_DTYPE_I32;
+    assert_int_equal(sh_check(&s), XPB_INVALID_ARGUMENT);
+    assert_string_equal(s.msg, "ALL_REDUCE (layer 'L'): input x \"in0\" must be F32, found I32");
+
+    /* a bucket's ops are consecutive and in one phase */
+    grads_init(&g, 1, 2, 1, 1);
+    expect_grads(&g, XPB_INVALID_ARGUMENT,
+                 "op 2 ALL_REDUCE (layer 'g2'): bucket 1 was already used by op 0: the ops of a "
+                 "bucket must be consecutive and in one phase");
+    grads_init(&g, 1, 1, 2, 0);
+    g.phases[0].n_ops = 1; /* ops 0 and 1 of bucket 1 in two phases */
+    g.phases[1] = (xpb_phase){"rest", 1, 3};
+    expect_grads(&g, XPB_INVALID_ARGUMENT,
+                 "op 1 ALL_REDUCE (layer 'g1'): bucket 1 was already used by op 0: the ops of a "
+                 "bucket must be consecutive and in one phase");
+    /* the attribute belongs to ALL_REDUCE only */
+    grads_init(&g, 1, 1, 1, 1);
+    g.ops[3].bucket = 1;
+    expect_grads(&g, XPB_INVALID_ARGUMENT,
+                 "op 3 COPY (layer 'out'): attribute bucket (1) belongs to ALL_REDUCE only, "
+                 "expected 0");
+    /* a host older than 1.2 wrote no bucket: nothing to check */
+    grads_init(&g, 1, 2, 1, 1);
+    g.p.op_stride = offsetof(xpb_op, bucket);
+    _Alignas(xpb_op) unsigned char packed[4 * offsetof(xpb_op, bucket)];
+    for (int i = 0; i < 4; i++)
+        memcpy(packed + i * offsetof(xpb_op, bucket), &g.ops[i], offsetof(xpb_op, bucket));
+    g.p.ops = (const xpb_op *)(const void *)packed;
+    expect_grads(&g, XPB_OK, "");
+}
+
 /* ---- the shape printer ---- */
 
 static void test_shape_str(void **state)
@@ -1207,6 +1325,7 @@ int main(void)
         cmocka_unit_test(test_unknown_kind),
         cmocka_unit_test(test_op_validate),
         cmocka_unit_test(test_program_validate),
+        cmocka_unit_test(test_all_reduce),
         cmocka_unit_test(test_shape_str),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

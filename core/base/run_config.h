@@ -13,6 +13,13 @@ typedef enum xpb_mode {
     XPB_MODE_INFERENCE = 2,
 } xpb_mode;
 
+/* How a run launched as several processes ("ranks") uses them (docs/distributed.md). */
+typedef enum xpb_parallel_mode {
+    XPB_PARALLEL_AUTO = 0, /* data when launched with more than one rank, else none */
+    XPB_PARALLEL_NONE = 1, /* every rank trains its own replica; nothing is averaged */
+    XPB_PARALLEL_DATA = 2, /* one model: gradients averaged over the ranks every step */
+} xpb_parallel_mode;
+
 /* A model parameter set by the scenario, as written (validated against the model's
  * declaration when the model is built). */
 typedef struct xpb_kv {
@@ -43,10 +50,18 @@ typedef struct xpb_run_config {
     uint32_t verify;                   /* 1: check the first step against cpu_ref before timing */
     uint32_t profile;                  /* 1: ask the backend for per-op times */
     uint32_t allow_emulated;           /* 1: run a precision the device only emulates */
-    xpb_kv *params;                    /* model parameters (besides variant) */
+    uint32_t parallel;                 /* xpb_parallel_mode */
+    double bucket_mb;       /* data-parallel: MiB of gradients per all-reduce bucket; 0: one each */
+    char *scaling_baseline; /* results file holding the one-rank run; NULL: measure it here */
+    xpb_kv *params;         /* model parameters (besides variant) */
     size_t n_params;
     char *file; /* scenario file and the line of the run, for messages */
     int line;
+    /* Set by the runner, not by scenarios (0 reads as 1 and 0): the ranks the program is built
+     * for (ALL_REDUCE ops when above 1, with parallel data) and this process's rank, whose
+     * shard of the global batch the synthetic data draws. */
+    uint32_t world_size;
+    uint32_t rank;
 } xpb_run_config;
 
 #endif

@@ -1,6 +1,8 @@
 /* `xpubench run SCENARIO [-o FILE] [--set k=v]... [--dump DIR]`: runs every expanded run of a
  * scenario, writing the results file atomically after each finished run so that a crash or
- * Ctrl-C never loses what is done. */
+ * Ctrl-C never loses what is done. Launched as several ranks (mpirun, srun: docs/distributed.md)
+ * every rank runs every run together with the others, and rank 0 alone prints, dumps and
+ * writes the results file. */
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
@@ -9,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "agree.h"
 #include "cli.h"
 #include "cli_common.h"
 #include "env.h"
+#include "parallel.h"
 #include "results.h"
 #include "runner.h"
 #include "scenario.h"
@@ -40,8 +44,10 @@ static void usage(FILE *f)
                "                     batch, losses, gradients) as .npy files + manifest.json\n"
                "                     (docs/dump.md); several runs go to DIR/<run id>/\n\n"
                "Ctrl-C stops after the current step; finished runs stay in the results file.\n"
+               "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
+               "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
                "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage, 3 bad scenario,\n"
-               "4 plugin missing, 130 interrupted.\n");
+               "4 plugin or MPI module missing, 130 interrupted.\n");
 }
 
 static void summary_line(const json_t *run)
@@ -133,8 +139,10 @@ static const char *output_path(const run_args *a, const xpb_scenario *s, char *b
     return buf;
 }
 
-/* A new results document with the scenario and the environment; owned by the caller. */
-static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_registry *r)
+/* A new results document with the scenario and the environment (with the MPI library of a
+ * run over several ranks); owned by the caller. */
+static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_registry *r,
+                            const xpb_parallel *par)
 {
     json_t *doc = xpb_results_new();
     json_t *scen = json_object(), *overrides = json_array();
@@ -152,7 +160,11 @@ static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_
     json_object_set_new(scen, "overrides", overrides);
     json_object_set_new(scen, "baseline", s->baseline ? json_string(s->baseline) : json_null());
     json_object_set_new(doc, "scenario", scen);
-    json_object_set_new(doc, "environment", xpb_env_collect(r));
+    json_t *env = xpb_env_collect(r);
+    json_t *libraries = json_object_get(env, "libraries");
+    if (par && json_is_object(libraries))
+        json_object_set_new(libraries, "mpi", json_string(xpb_parallel_library(par)));
+    json_object_set_new(doc, "environment", env);
     return doc;
 }
 
@@ -174,10 +186,12 @@ static void save(json_t *doc, const char *output, run_outcome *o)
 }
 
 /* Runs every run of the scenario in order until Ctrl-C, rewriting the results file after each
- * one so that a crash loses at most the run in progress. */
+ * one so that a crash loses at most the run in progress. Ranks other than 0 run with rank 0
+ * and keep nothing. */
 static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xpb_registry *r,
-                    const char *output, const char *dump)
+                    const char *output, const char *dump, xpb_parallel *par)
 {
+    int writer = !par || par->comm.rank == 0;
     json_t *runs = json_object_get(doc, "runs");
     for (size_t i = 0; i < s->n_runs && !stop_requested; i++) {
         const xpb_run_config *c = &s->runs[i];
@@ -190,8 +204,10 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             else
                 snprintf(dump_dir, sizeof dump_dir, "%s/%s", dump, safe);
         }
-        xpb_runner_opts ro = {
-            .dump_dir = dump ? dump_dir : NULL, .label = label, .stop = &stop_requested};
+        xpb_runner_opts ro = {.dump_dir = dump && writer ? dump_dir : NULL,
+                              .label = label,
+                              .stop = &stop_requested,
+                              .par = par};
         json_t *run = xpb_run_one(r, c, &ro);
         if (!run) {
             fprintf(stderr, "xpubench run: out of memory\n");
@@ -201,6 +217,12 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
         const char *status = json_string_value(json_object_get(run, "status"));
         if (status && strcmp(status, "failed") == 0)
             o->failed = 1;
+        if (status && strcmp(status, "interrupted") == 0)
+            stop_requested = 1; /* a stop asked of another rank ends this one too */
+        if (!writer) {
+            json_decref(run);
+            continue;
+        }
         summary_line(run);
         json_array_append_new(runs, run);
         if (stop_requested)
@@ -208,11 +230,40 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
         xpb_results_add_comparisons(doc);
         save(doc, output, o);
     }
-    if (stop_requested && !json_object_get(doc, "interrupted")) {
+    if (writer && stop_requested && !json_object_get(doc, "interrupted")) {
         json_object_set_new(doc, "interrupted", json_true());
         if (json_array_size(runs))
             save(doc, output, o);
     }
+}
+
+/* Launched as several ranks: every rank must run the same scenario with the same plugins.
+ * Agrees on `st` (this rank's loading so far), then compares the scenario's hash and runs with
+ * rank 0's. XPB_OK, or the agreed failure in err. */
+static xpb_status agree_on_scenario(xpb_parallel *par, xpb_status st, const xpb_scenario *s,
+                                    xpb_err *err)
+{
+    xpb_err mine = *err;
+    if ((st = xpb_parallel_agree(par, st, &mine, "loading the scenario", 0, err)))
+        return st;
+    struct {
+        char sha[72];
+        uint64_t runs;
+    } me = {.runs = s->n_runs}, *all = calloc(par->comm.size, sizeof *all);
+    if (!all)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+    snprintf(me.sha, sizeof me.sha, "%s", s->sha256);
+    st = xpb_parallel_gather(par, &me, all, sizeof me, "comparing the scenarios", err);
+    for (uint32_t r = 1; st == XPB_OK && r < par->comm.size; r++)
+        if (strcmp(all[r].sha, all[0].sha) != 0 || all[r].runs != all[0].runs)
+            st = xpb_err_set(err, XPB_INVALID_ARGUMENT,
+                             "rank %u read another scenario than rank 0 (SHA-256 %.12s... with "
+                             "%llu runs against %.12s... with %llu): every rank needs the same "
+                             "file and --set options",
+                             r, all[r].sha, (unsigned long long)all[r].runs, all[0].sha,
+                             (unsigned long long)all[0].runs);
+    free(all);
+    return st;
 }
 
 /* Prints the table and profiles, says where the results are, and returns the exit code. */
@@ -232,6 +283,28 @@ static int report(const json_t *doc, const char *output, const run_outcome *o)
     return o->out_of_memory || o->failed || o->write_failed ? XPB_EXIT_FAILURE : XPB_EXIT_OK;
 }
 
+/* Loads the scenario and the plugins (agreeing with the other ranks when there are some).
+ * XPB_OK, or the exit code in *rc with the message printed. */
+static xpb_status load_all(xpb_scenario **s, xpb_registry **r, const run_args *a, xpb_parallel *par,
+                           int *rc)
+{
+    xpb_err err = {{0}};
+    *r = NULL;
+    xpb_status st = xpb_scenario_load(s, a->path, a->sets.items, a->sets.n, &err);
+    *rc = st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
+    if (st == XPB_OK && !(*r = xpb_cli_registry(par && par->comm.rank != 0))) {
+        st = xpb_err_set(&err, XPB_NOT_FOUND, "no plugin could be loaded");
+        *rc = XPB_EXIT_PLUGIN;
+    }
+    if (st == XPB_OK && (st = xpb_scenario_check_plugins(*s, *r, &err)))
+        *rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
+    if (par && (st = agree_on_scenario(par, st, *s, &err)) && *rc == XPB_EXIT_OK)
+        *rc = XPB_EXIT_INPUT;
+    if (st)
+        fprintf(stderr, "xpubench run: %s\n", err.msg);
+    return st;
+}
+
 int xpb_cli_run(int argc, char **argv)
 {
     run_args a = {0};
@@ -241,27 +314,23 @@ int xpb_cli_run(int argc, char **argv)
         return rc;
     }
     xpb_err err = {{0}};
+    xpb_parallel *par = NULL;
     xpb_scenario *s = NULL;
-    xpb_status st = xpb_scenario_load(&s, a.path, a.sets.items, a.sets.n, &err);
-    if (st) {
+    xpb_registry *r = NULL;
+    if (xpb_parallel_open(&par, &err)) {
         fprintf(stderr, "xpubench run: %s\n", err.msg);
         xpb_cli_sets_free(&a.sets);
-        return st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
+        return XPB_EXIT_PLUGIN;
     }
-    xpb_registry *r = xpb_cli_registry(0);
-    if (!r) {
-        rc = XPB_EXIT_PLUGIN;
-        goto free_scenario;
-    }
-    if ((st = xpb_scenario_check_plugins(s, r, &err))) {
-        fprintf(stderr, "xpubench run: %s\n", err.msg);
-        rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
+    if (par && par->comm.rank != 0)
+        setenv("XPB_NO_PROGRESS", "1", 1); /* one progress bar: rank 0's */
+    if (load_all(&s, &r, &a, par, &rc))
         goto free_registry;
-    }
-    xpb_scenario_warn_backends(s, r, stderr);
+    if (!par || par->comm.rank == 0)
+        xpb_scenario_warn_backends(s, r, stderr);
     char default_out[512];
     const char *output = output_path(&a, s, default_out, sizeof default_out);
-    json_t *doc = new_document(&a, s, r);
+    json_t *doc = new_document(&a, s, r, par);
     if (!doc) {
         fprintf(stderr, "xpubench run: out of memory\n");
         rc = XPB_EXIT_FAILURE;
@@ -274,14 +343,17 @@ int xpb_cli_run(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     stop_requested = 0;
     run_outcome o = {0};
-    run_all(&o, doc, s, r, output, a.dump);
-    rc = report(doc, output, &o);
+    run_all(&o, doc, s, r, output, a.dump, par);
+    rc = !par || par->comm.rank == 0   ? report(doc, output, &o)
+         : stop_requested              ? XPB_EXIT_INTERRUPTED
+         : o.out_of_memory || o.failed ? XPB_EXIT_FAILURE
+                                       : XPB_EXIT_OK;
     signal(SIGINT, SIG_DFL);
     json_decref(doc);
 free_registry:
     xpb_registry_free(r);
-free_scenario:
     xpb_scenario_free(s);
     xpb_cli_sets_free(&a.sets);
+    xpb_parallel_close(par);
     return rc;
 }

@@ -58,18 +58,22 @@ xpb_status xpb_model_program_batch(const xpb_model_program *mp, uint32_t t, uint
     if (d->role != XPB_ROLE_INPUT)
         return XPB_INVALID_ARGUMENT;
     const xpb_gvalue *v = &mp->graph->values[mp->tensor_value[t]];
-    int64_t n = xpb_tensor_numel(d);
-    xpb_rng r;
-    xpb_rng_init(&r, mp->seed ^ 0x5eed0fda7aull, v->name, index);
-    if (d->dtype == XPB_DTYPE_I32) {
-        int64_t lo = (int64_t)v->lo, span = (int64_t)v->hi - lo + 1;
-        int32_t *out = buf;
-        for (int64_t i = 0; i < n; i++)
-            out[i] = (int32_t)(lo + (int64_t)(xpb_rng_next(&r) % (uint64_t)span));
-    } else {
-        float *out = buf;
-        for (int64_t i = 0; i < n; i++)
-            out[i] = (float)(v->lo + (v->hi - v->lo) * xpb_rng_uniform(&r));
+    /* The first dimension is the batch (the builder checks it): one stream per sample. */
+    uint64_t batch = (uint64_t)d->dims[0], per = (uint64_t)(xpb_tensor_numel(d) / d->dims[0]);
+    uint64_t first = (index * mp->data_shards + mp->data_shard) * batch;
+    for (uint64_t i = 0; i < batch; i++) {
+        xpb_rng r;
+        xpb_rng_init(&r, mp->seed ^ 0x5eed0fda7aull, v->name, first + i);
+        if (d->dtype == XPB_DTYPE_I32) {
+            int64_t lo = (int64_t)v->lo, span = (int64_t)v->hi - lo + 1;
+            int32_t *out = (int32_t *)buf + i * per;
+            for (uint64_t k = 0; k < per; k++)
+                out[k] = (int32_t)(lo + (int64_t)(xpb_rng_next(&r) % (uint64_t)span));
+        } else {
+            float *out = (float *)buf + i * per;
+            for (uint64_t k = 0; k < per; k++)
+                out[k] = (float)(v->lo + (v->hi - v->lo) * xpb_rng_uniform(&r));
+        }
     }
     return XPB_OK;
 }

@@ -1,5 +1,6 @@
 /* One phase of a program (see lowering.h): for training, the forward ops its losses need,
- * the backward ops of every value that needs a gradient, and the optimizer updates of its
+ * the backward ops of every value that needs a gradient (with the ALL_REDUCE ops that average
+ * the gradients of a data-parallel program, lower_sync.c), and the optimizer updates of its
  * parameter group; for inference, the forward ops of the outputs. */
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,25 @@ static xpb_status emit_optimizer(lowering *L, uint32_t phase, uint32_t param, ui
     return xpb_lower_emit(L, XPB_OP_ADAM_UPDATE, layer, in, 5, NULL, 0, &a);
 }
 
+/* The backward ops of node `nid`, whose output needs a gradient: from the gradient that
+ * reached its output, or from its weight when it is a loss. Nothing when neither exists. */
+static xpb_status backward_node(lowering *L, uint32_t nid, const uint8_t *rg)
+{
+    const xpb_gnode *n = &L->g->nodes[nid];
+    uint32_t dy = XPB_NO_TENSOR;
+    double scale = 0;
+    if (xpb_op_is_loss(n->kind)) {
+        scale = L->loss_weight[n->output];
+        if (scale == 0)
+            return XPB_OK;
+    } else {
+        xpb_status st = xpb_lower_finalize_grad(&dy, L, n->output);
+        if (st || dy == XPB_NO_TENSOR)
+            return st;
+    }
+    return xpb_lower_backward(L, nid, dy, scale, rg);
+}
+
 xpb_status xpb_lower_training_phase(lowering *L, uint32_t p)
 {
     const xpb_graph *g = L->g;
@@ -88,31 +108,24 @@ xpb_status xpb_lower_training_phase(lowering *L, uint32_t p)
     for (size_t i = 0; i < ph->n_losses; i++)
         L->loss_weight[ph->losses[i].value] += ph->losses[i].weight;
 
+    int sync = xpb_lower_sync_enabled(L);
+    if (sync && (st = xpb_lower_sync_begin(L, need, rg)))
+        goto free_marks;
     for (uint32_t nid = (uint32_t)g->n_nodes - 1; nid >= 1; nid--) {
         const xpb_gnode *n = &g->nodes[nid];
-        if (!need[nid] || !rg[n->output])
-            continue;
-        uint32_t dy = XPB_NO_TENSOR;
-        double scale = 0;
-        if (xpb_op_is_loss(n->kind)) {
-            scale = L->loss_weight[n->output];
-            if (scale == 0)
-                continue;
-        } else {
-            if ((st = xpb_lower_finalize_grad(&dy, L, n->output)))
-                goto free_marks;
-            if (dy == XPB_NO_TENSOR)
-                continue;
-        }
-        if ((st = xpb_lower_backward(L, nid, dy, scale, rg)))
+        if (need[nid] && rg[n->output] && (st = backward_node(L, nid, rg)))
+            goto free_marks;
+        if (sync && (st = xpb_lower_sync_after_node(L, nid, rg)))
             goto free_marks;
     }
+    if (sync && (st = xpb_lower_sync_end(L)))
+        goto free_marks;
     for (uint32_t v = 1; v < g->n_values; v++) {
         const xpb_gvalue *gv = &g->values[v];
         if (gv->kind != XPB_VALUE_PARAM || !rg[v])
             continue;
-        uint32_t grad;
-        if ((st = xpb_lower_finalize_grad(&grad, L, v)))
+        uint32_t grad = L->param_grad[v]; /* finished and averaged by lower_sync.c */
+        if (!sync && (st = xpb_lower_finalize_grad(&grad, L, v)))
             goto free_marks;
         if (grad != XPB_NO_TENSOR && (st = emit_optimizer(L, p, v, grad)))
             goto free_marks;

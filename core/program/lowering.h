@@ -3,6 +3,7 @@
  *   lower_emit.c    tensors and ops of the program, the forward form of each node
  *   backward.c      graph-level automatic differentiation: backward ops, gradient sums
  *   lower_phase.c   a training phase (forward, backward, optimizer updates) or inference
+ *   lower_sync.c    data-parallel gradient averaging: ALL_REDUCE ops in buckets during backward
  *   model_program.c the whole program: declared tensors, phases, losses, lifetimes, counts */
 #ifndef XPB_CORE_LOWERING_H
 #define XPB_CORE_LOWERING_H
@@ -30,6 +31,13 @@ typedef struct lowering {
     contrib *grads;      /* per value */
     double *loss_weight; /* per value */
     xpb_err *err;
+    /* Gradient averaging (lower_sync.c), for a program built for more than one rank. */
+    uint32_t *param_grad; /* per value: a parameter's finished GRAD tensor, XPB_NO_TENSOR */
+    uint32_t *ready_at;   /* per value: the node whose backward completes its gradient, 0 */
+    uint32_t *pending;    /* GRAD tensors of the bucket being filled */
+    size_t n_pending;
+    uint64_t pending_bytes;
+    uint32_t next_bucket; /* the bucket number of the next bucket (1, 2, ...) */
 } lowering;
 
 /* XPB_OUT_OF_MEMORY with the lowering's message. */
@@ -71,6 +79,18 @@ xpb_status xpb_lower_finalize_grad(uint32_t *out, lowering *L, uint32_t value);
 
 /* Marks in `need` the nodes `value` depends on. */
 void xpb_lower_mark_ancestors(const xpb_graph *g, uint32_t value, uint8_t *need);
+
+/* Gradient averaging over the ranks of a data-parallel program (lower_sync.c). Whether the
+ * program averages: built for more than one rank with parallel data. */
+int xpb_lower_sync_enabled(const lowering *L);
+/* Before the backward ops of a phase: which node completes each parameter's gradient (the
+ * first of its consumers in forward order among `need`, as backward runs in reverse). */
+xpb_status xpb_lower_sync_begin(lowering *L, const uint8_t *need, const uint8_t *rg);
+/* After the backward ops of node `nid`: finishes the gradients it completed and puts them in
+ * the bucket being filled, emitting the bucket's ALL_REDUCE ops once it holds bucket_mb. */
+xpb_status xpb_lower_sync_after_node(lowering *L, uint32_t nid, const uint8_t *rg);
+/* After the last backward op: the last (partial) bucket. */
+xpb_status xpb_lower_sync_end(lowering *L);
 
 /* Phase `p` of a training program / the inference program. */
 xpb_status xpb_lower_training_phase(lowering *L, uint32_t p);

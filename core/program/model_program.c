@@ -156,10 +156,15 @@ static xpb_status lowering_init(lowering *L)
     L->computed = calloc(g->n_nodes, 1);
     L->grads = calloc(g->n_values, sizeof *L->grads);
     L->loss_weight = calloc(g->n_values, sizeof *L->loss_weight);
-    if (!L->tensor_of || !L->ws_of || !L->computed || !L->grads || !L->loss_weight)
+    L->param_grad = malloc(g->n_values * sizeof *L->param_grad);
+    L->ready_at = calloc(g->n_values, sizeof *L->ready_at);
+    L->pending = malloc(g->n_values * sizeof *L->pending);
+    L->next_bucket = 1;
+    if (!L->tensor_of || !L->ws_of || !L->computed || !L->grads || !L->loss_weight ||
+        !L->param_grad || !L->ready_at || !L->pending)
         return xpb_lower_oom(L);
     for (size_t i = 0; i < g->n_values; i++)
-        L->tensor_of[i] = XPB_NO_TENSOR;
+        L->tensor_of[i] = L->param_grad[i] = XPB_NO_TENSOR;
     for (size_t i = 0; i < g->n_nodes; i++)
         L->ws_of[i] = XPB_NO_TENSOR;
     return XPB_OK;
@@ -177,6 +182,9 @@ static void lowering_free(lowering *L)
         }
     free(L->grads);
     free(L->loss_weight);
+    free(L->param_grad);
+    free(L->ready_at);
+    free(L->pending);
 }
 
 /* Inputs, parameters, state and constants, in declaration order, before any op. */
@@ -258,6 +266,8 @@ xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api
     L.g = mp->graph;
     mp->training = cfg->mode == XPB_MODE_TRAIN;
     mp->seed = cfg->seed;
+    mp->data_shards = cfg->world_size > 1 ? cfg->world_size : 1;
+    mp->data_shard = cfg->rank < mp->data_shards ? cfg->rank : 0;
     if ((st = resolve_optimizers(mp, cfg))) {
         xpb_err_set(err, st, "out of memory");
         goto free_program;

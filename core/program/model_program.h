@@ -31,6 +31,10 @@ typedef struct xpb_model_program {
     uint32_t n_losses;
     uint32_t training;
     uint64_t seed;
+    /* The synthetic data's view of the global batch (xpb_model_program_batch): this program
+     * draws samples [data_shard * batch, (data_shard + 1) * batch) of a global batch of
+     * data_shards * batch samples. 1 and 0 for a single process. */
+    uint32_t data_shards, data_shard;
     int64_t param_count;   /* trainable elements */
     int64_t flops_forward; /* per sample, multiply-add = 2 (conv, transposed conv, linear) */
     int64_t flops_train;   /* per sample, every conv/linear op of the training program */
@@ -39,7 +43,9 @@ typedef struct xpb_model_program {
 } xpb_model_program;
 
 /* Builds `model` as `cfg` says (variant, params, batch, mode, optimizer overrides) and derives
- * its program. *out is owned by the caller: xpb_model_program_free. */
+ * its program: for cfg->world_size above 1 with parallel data, a program of one rank that
+ * averages its gradients over the ranks (ALL_REDUCE ops, bucketed by cfg->bucket_mb), drawing
+ * shard cfg->rank of the global batch. *out is owned by the caller: xpb_model_program_free. */
 xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api *model,
                                     const xpb_run_config *cfg, xpb_err *err);
 void xpb_model_program_free(xpb_model_program *mp);
@@ -56,7 +62,11 @@ xpb_status xpb_model_program_write_initial(const xpb_model_program *mp, const xp
 /* The initial value of tensor `t` (PARAM/STATE/CONST) into `buf` (xpb_tensor_bytes). */
 xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t t, float *buf);
 
-/* Synthetic data for INPUT tensor `t`, batch number `index` (0, 1, ...), into `buf`. */
+/* Synthetic data for INPUT tensor `t`, batch number `index` (0, 1, ...), into `buf`: this
+ * program's shard of global batch `index`. Sample g of the global batches (counted over
+ * all of them, g = index * data_shards * batch + data_shard * batch + i) comes from its own
+ * random stream keyed by the seed, the input's name and g, so it does not depend on how the
+ * global batch is split: N ranks at batch b see exactly what one process sees at N x b. */
 xpb_status xpb_model_program_batch(const xpb_model_program *mp, uint32_t t, uint64_t index,
                                    void *buf);
 

@@ -24,6 +24,18 @@ uint64_t xpb_attrs_set_bits(const xpb_op_attrs *a)
     return bits;
 }
 
+/* The bits of the attributes later op sets appended to xpb_op. */
+static uint64_t op_attrs_set_bits(const xpb_op *op)
+{
+    uint64_t bits = 0;
+#define XPB_OP_ATTR_SET_(name, bit, member, opset)                                                 \
+    if (!all_zero(&op->member, sizeof op->member))                                                 \
+        bits |= XPB_ATTR(name);
+    XPB_OP_ATTR_MAP(XPB_OP_ATTR_SET_)
+#undef XPB_OP_ATTR_SET_
+    return bits;
+}
+
 /* The op set an op needs: its kind's, or a later one for an attribute introduced later. */
 static uint32_t op_needs(uint32_t kind, uint64_t attrs_set)
 {
@@ -43,9 +55,10 @@ void xpb_program_seal(xpb_program *p, xpb_op *ops)
     uint32_t opset = 1;
     for (uint32_t i = 0; i < p->n_ops; i++) {
         xpb_op *op = &ops[i];
-        op->attrs_set = xpb_attrs_set_bits(&op->attrs);
+        op->attrs_set = xpb_attrs_set_bits(&op->attrs) | op_attrs_set_bits(op);
         op->opset = op_needs(op->kind, op->attrs_set);
         op->reserved_ = 0;
+        op->reserved2_ = 0;
         op->kind_name = xpb_op_name(op->kind);
         opset = op->opset > opset ? op->opset : opset;
     }

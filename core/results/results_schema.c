@@ -89,6 +89,8 @@ static const char *const units[] = {"samples/s", NULL};
 static const char *const comparison_kinds[] = {"backend", "fusion", "precision", NULL};
 static const char *const comparison_metrics[] = {"throughput", NULL};
 static const char *const energy_domains[] = {"package", "dram", NULL};
+static const char *const parallel_modes[] = {"none", "data", NULL};
+static const char *const baseline_sources[] = {"measured", "file", NULL};
 
 static const struct field string_element[] = {STR(NULL, F_REQ)};
 
@@ -172,6 +174,8 @@ static const struct field config_fields[] = {
     OBJ("optimizer", 0, optimizer_fields),
     SPECIAL("params", K_STRMAP, F_REQ),
     BOOL2("allow_emulated", F_REQ),
+    ENUM2("parallel", 0, parallel_modes),
+    INT2("world_size", 0, R_GE1),
     END,
 };
 
@@ -263,6 +267,45 @@ static const struct field interference_fields[] = {
     END,
 };
 
+static const struct field rank_fields[] = {
+    INT2("rank", F_REQ, R_GE0),
+    STR2("host", F_REQ),
+    INT2("local_rank", F_REQ, R_GE0),
+    STR2("device", F_REQ),
+    INT2("device_index", F_REQ, R_GE0),
+    INT2("threads", F_REQ, R_GE0),
+    NUM2("throughput", F_REQ, R_GE0),
+    NUM2("step_p50_s", F_REQ, R_GE0),
+    END,
+};
+static const struct field rank_element[] = {OBJ2(NULL, F_REQ, rank_fields)};
+
+static const struct field communication_fields[] = {
+    INT2("all_reduces", F_REQ, R_GE0),
+    INT2("bytes_per_step", F_REQ, R_GE0),
+    NUM2("seconds_per_step", F_REQ, R_GE0),
+    NUM2("share", F_REQ | F_NULL, R_GE0),
+    END,
+};
+
+static const struct field scaling_baseline_fields[] = {
+    NUM2("throughput", F_REQ | F_NULL, R_GE0),
+    ENUM2("source", F_REQ, baseline_sources),
+    STR2("file", F_REQ | F_NULL),
+    STR2("reason", F_REQ | F_NULL),
+    END,
+};
+
+static const struct field parallel_fields[] = {
+    INT2("world_size", F_REQ, R_GE1),
+    INT2("hosts", F_REQ, R_GE1),
+    ARR2("ranks", F_REQ, rank_element),
+    OBJ2("communication", F_REQ, communication_fields),
+    OBJ2("baseline", F_REQ, scaling_baseline_fields),
+    NUM2("scaling_efficiency", F_REQ | F_NULL, R_GE0),
+    END,
+};
+
 static const struct field metrics_fields[] = {
     INT("timed_steps", F_REQ, R_GE0),
     OBJ("throughput", F_REQ, throughput_fields),
@@ -275,6 +318,7 @@ static const struct field metrics_fields[] = {
     OBJ("loss", F_REQ, loss_fields),
     NUM("host_overhead_fraction", F_REQ, R_01),
     OBJ2("interference", F_REQ, interference_fields),
+    OBJ2("parallel", 0, parallel_fields),
     END,
 };
 
@@ -713,6 +757,50 @@ static const char *str_at(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
+/* A run over several ranks: metrics.parallel matches config.world_size (one entry per rank,
+ * in rank order), a baseline throughput or the reason there is none, and an efficiency only
+ * with a baseline. `ok`: the run finished (then metrics.parallel is required). Called with
+ * the path at the run. */
+static int check_parallel(struct vctx *c, const json_t *run, int ok)
+{
+    const json_t *config = json_object_get(run, "config");
+    const json_t *par = json_object_get(json_object_get(run, "metrics"), "parallel");
+    const json_t *ws = json_object_get(config, "world_size");
+    json_int_t world = ws ? json_integer_value(ws) : 1;
+    size_t old = push_key(c, "metrics");
+    push_key(c, "parallel");
+    if (!par && ok && world > 1)
+        return fail(c, "required when config.world_size is above 1 and status is \"ok\"");
+    if (!par) {
+        pop(c, old);
+        return 0;
+    }
+    if (json_integer_value(json_object_get(par, "world_size")) != world || world < 2)
+        return fail(c,
+                    "world_size %" JSON_INTEGER_FORMAT
+                    " must equal config.world_size (%" JSON_INTEGER_FORMAT ") and be at least 2",
+                    json_integer_value(json_object_get(par, "world_size")), world);
+    const json_t *ranks = json_object_get(par, "ranks");
+    if ((json_int_t)json_array_size(ranks) != world)
+        return fail(c, "ranks has %zu entries, expected one per rank (%" JSON_INTEGER_FORMAT ")",
+                    json_array_size(ranks), world);
+    for (size_t r = 0; r < json_array_size(ranks); r++)
+        if (json_integer_value(json_object_get(json_array_get(ranks, r), "rank")) !=
+            (json_int_t)r) {
+            push_key(c, "ranks");
+            push_index(c, r);
+            return fail(c, "rank must be %zu (entries in rank order)", r);
+        }
+    const json_t *b = json_object_get(par, "baseline");
+    int have = json_is_number(json_object_get(b, "throughput"));
+    if (have == !json_is_null(json_object_get(b, "reason")))
+        return fail(c, "baseline.reason must be null exactly when baseline.throughput is a number");
+    if (!have && !json_is_null(json_object_get(par, "scaling_efficiency")))
+        return fail(c, "scaling_efficiency must be null without a baseline throughput");
+    pop(c, old);
+    return 0;
+}
+
 /* A run's fields that depend on its status and mode (types are already checked). */
 static int check_run(struct vctx *c, const json_t *run)
 {
@@ -752,6 +840,8 @@ static int check_run(struct vctx *c, const json_t *run)
         return fail(c, "must be null when requested is false");
     }
 
+    if (c->version >= 2 && check_parallel(c, run, ok) != 0)
+        return -1;
     if (!metrics)
         return 0;
     old = push_key(c, "metrics");

@@ -13,12 +13,15 @@ enum column {
     C_MODEL,
     C_MODE,
     C_BATCH,
+    C_RANKS, /* shown when a run has more than one rank, like C_EFF and C_COMM */
     C_PRECISION,
     C_BACKEND,
     C_FUSED,
     C_THREADS,
     C_THROUGHPUT,
     C_SPEEDUP,
+    C_EFF,
+    C_COMM,
     C_P50,
     C_P95,
     C_P99,
@@ -31,17 +34,42 @@ enum column {
 };
 
 static const char *const headers[N_COLUMNS] = {
-    "id",    "status",  "model/variant",       "mode",    "batch",    "precision", "backend",
-    "fused", "threads", "samples/s (min-max)", "speedup", "p50 ms",   "p95 ms",    "p99 ms",
-    "cv %",  "GFLOP/s", "loss first->last",    "RSS MiB", "others %",
+    "id",
+    "status",
+    "model/variant",
+    "mode",
+    "batch",
+    "ranks",
+    "precision",
+    "backend",
+    "fused",
+    "threads",
+    "samples/s (min-max)",
+    "speedup",
+    "eff %",
+    "comm %",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "cv %",
+    "GFLOP/s",
+    "loss first->last",
+    "RSS MiB",
+    "others %",
 };
 
 /* Columns of numbers are right-aligned. */
 static const int right_aligned[N_COLUMNS] = {
-    [C_BATCH] = 1,  [C_THREADS] = 1, [C_THROUGHPUT] = 1, [C_SPEEDUP] = 1,
-    [C_P50] = 1,    [C_P95] = 1,     [C_P99] = 1,        [C_CV] = 1,
-    [C_GFLOPS] = 1, [C_RSS] = 1,     [C_OTHERS] = 1,
+    [C_BATCH] = 1, [C_RANKS] = 1,  [C_THREADS] = 1, [C_THROUGHPUT] = 1, [C_SPEEDUP] = 1,
+    [C_EFF] = 1,   [C_COMM] = 1,   [C_P50] = 1,     [C_P95] = 1,        [C_P99] = 1,
+    [C_CV] = 1,    [C_GFLOPS] = 1, [C_RSS] = 1,     [C_OTHERS] = 1,
 };
+
+/* Columns only documents with a run over several ranks show. */
+static int parallel_column(int col)
+{
+    return col == C_RANKS || col == C_EFF || col == C_COMM;
+}
 
 /* obj.a.b... with a NULL-terminated key list; NULL when any step is missing. */
 static const json_t *at(const json_t *obj, const char *k1, const char *k2, const char *k3)
@@ -154,6 +182,17 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col,
     case C_MODE:
         snprintf(buf, size, "%s", str_or_dash(json_object_get(config, "mode")));
         break;
+    case C_RANKS:
+        v = json_object_get(config, "world_size");
+        snprintf(buf, size, "%" JSON_INTEGER_FORMAT,
+                 json_is_integer(v) ? json_integer_value(v) : 1);
+        break;
+    case C_EFF:
+        number_cell(buf, size, at(metrics, "parallel", "scaling_efficiency", NULL), 100);
+        break;
+    case C_COMM:
+        number_cell(buf, size, at(metrics, "parallel", "communication", "share"), 100);
+        break;
     case C_BATCH:
     case C_THREADS:
         v = json_object_get(config, col == C_BATCH ? "batch" : "threads");
@@ -234,11 +273,14 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col,
     }
 }
 
-/* One table line: cells padded to `width`, two spaces apart, no trailing blanks. */
+/* One table line: the shown cells padded to `width` (0: hidden), two spaces apart, no trailing
+ * blanks. */
 static void print_row(FILE *f, const json_t *run, const size_t *width, const json_t *comparisons)
 {
     char cell[CELL];
     for (int col = 0; col < N_COLUMNS; col++) {
+        if (!width[col])
+            continue;
         format_cell(cell, sizeof cell, run, col, comparisons);
         int w = (int)width[col];
         if (col == N_COLUMNS - 1 && !right_aligned[col])
@@ -251,14 +293,28 @@ static void print_row(FILE *f, const json_t *run, const size_t *width, const jso
     }
 }
 
+/* Whether a run of `runs` ran on more than one rank. */
+static int any_parallel(const json_t *runs)
+{
+    for (size_t r = 0; r < json_array_size(runs); r++) {
+        const json_t *ws = at(json_array_get(runs, r), "config", "world_size", NULL);
+        if (json_is_integer(ws) && json_integer_value(ws) > 1)
+            return 1;
+    }
+    return 0;
+}
+
 static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
 {
     size_t width[N_COLUMNS] = {0};
     char cell[CELL];
     size_t n = json_array_size(runs);
+    int parallel = any_parallel(runs);
     for (size_t r = 0; r <= n; r++) {
         const json_t *run = r == 0 ? NULL : json_array_get(runs, r - 1);
         for (int col = 0; col < N_COLUMNS; col++) {
+            if (parallel_column(col) && !parallel)
+                continue;
             format_cell(cell, sizeof cell, run, col, comparisons);
             size_t len = strlen(cell);
             if (len > width[col])
@@ -268,6 +324,11 @@ static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
     print_row(f, NULL, width, comparisons);
     for (size_t r = 0; r < n; r++)
         print_row(f, json_array_get(runs, r), width, comparisons);
+    if (parallel)
+        fprintf(f, "ranks = processes of the run (mpirun, srun); batch is per rank and samples/s "
+                   "counts every rank's; eff %% = scaling efficiency, samples/s / (ranks x the "
+                   "one-rank run's); comm %% = share of a step the gradients' all-reduce takes "
+                   "(timed apart)\n");
 
     /* Whether batches were copied inside the timed steps changes what the numbers mean. */
     int resident = 0, streamed = 0;

@@ -23,9 +23,11 @@ typedef struct xpb_energy {
 } xpb_energy;
 
 typedef struct xpb_timing {
-    double *step_seconds; /* every timed step of every repeat */
-    double *step_loss;    /* the loss after each of them (NaN: none), same length */
+    double *step_seconds; /* every timed step of every repeat (over ranks: the slowest's) */
+    double *step_loss;    /* the loss after each of them (NaN: none; over ranks: the mean) */
     size_t n_steps, cap_steps;
+    uint32_t ranks;         /* ranks that ran each step (1 for one process) */
+    double *rank_seconds;   /* step i of rank r at [i * ranks + r] */
     double *repeat_seconds; /* per repeat (cfg->repeats entries) */
     uint32_t *repeat_steps;
     double backend_seconds, wall_seconds; /* inside run+synchronize / whole timed steps */
@@ -37,13 +39,18 @@ typedef struct xpb_timing {
     int64_t host_run_peak_bytes;
 } xpb_timing;
 
-/* Runs cfg->warmup untimed steps. XPB_INTERRUPTED when opts->stop was raised. */
+/* Runs cfg->warmup untimed steps. XPB_INTERRUPTED when opts->stop was raised. With
+ * opts->par every step ends with an exchange between the ranks (agree.h): a step that failed
+ * on any rank, or a stop asked of any, ends the warm-up on every rank alike. */
 xpb_status xpb_measure_warmup(xpb_session *s, const xpb_run_config *cfg,
                               const xpb_runner_opts *opts, xpb_err *err);
 
 /* Times cfg->repeats repeats into *t (zeroed first; release with xpb_timing_free), pushing
  * `stream` (NULL for resident inputs) at the start of every step, and reads the energy meter
- * around them. XPB_INTERRUPTED when opts->stop was raised. */
+ * around them. XPB_INTERRUPTED when opts->stop was raised. With opts->par every rank runs the
+ * same number of steps: after each step the ranks exchange their step times, losses and
+ * statuses; rank 0 decides whether another step follows; a step lasts as long as on the
+ * slowest rank and its loss is the mean of the ranks' losses. */
 xpb_status xpb_measure_repeats(xpb_timing *t, xpb_session *s, xpb_stream *stream,
                                const xpb_run_config *cfg, const xpb_runner_opts *opts,
                                xpb_err *err);

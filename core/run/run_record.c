@@ -10,6 +10,7 @@
 #include "env.h"
 #include "interval.h"
 #include "names.h"
+#include "rank_config.h"
 #include "stats.h"
 
 json_t *xpb_run_config_json(const xpb_run_config *cfg)
@@ -36,6 +37,8 @@ json_t *xpb_run_config_json(const xpb_run_config *cfg)
         json_object_set_new(params, cfg->params[i].key, json_string(cfg->params[i].value));
     json_object_set_new(c, "params", params);
     json_object_set_new(c, "allow_emulated", json_boolean(cfg->allow_emulated));
+    json_object_set_new(c, "parallel", json_string(xpb_parallel_mode_name(cfg->parallel)));
+    json_object_set_new(c, "world_size", json_integer(cfg->world_size ? cfg->world_size : 1));
     return c;
 }
 
@@ -109,12 +112,18 @@ static json_t *num_or_null(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* Samples one step processes: the batch of every rank (the global batch). */
+static double step_samples(const xpb_timing *t, const xpb_run_config *cfg)
+{
+    return (double)cfg->batch * (t->ranks ? t->ranks : 1);
+}
+
 /* Samples processed in the timed steps. */
 static double timed_samples(const xpb_timing *t, const xpb_run_config *cfg)
 {
     double samples = 0;
     for (size_t r = 0; r < cfg->repeats; r++)
-        samples += t->repeat_steps[r] * (double)cfg->batch;
+        samples += t->repeat_steps[r] * step_samples(t, cfg);
     return samples;
 }
 
@@ -192,7 +201,7 @@ json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
     }
     for (size_t r = 0; r < R; r++) {
         thr[r] = t->repeat_seconds[r] > 0
-                     ? t->repeat_steps[r] * (double)cfg->batch / t->repeat_seconds[r]
+                     ? t->repeat_steps[r] * step_samples(t, cfg) / t->repeat_seconds[r]
                      : 0;
         json_t *e = json_object();
         json_object_set_new(e, "steps", json_integer(t->repeat_steps[r]));

@@ -1,7 +1,11 @@
 /* One run of a scenario, from its configuration to its results object (see runner.h): build
  * the model program, optionally dump or verify the first step, open and compile on the
  * backend, warm up, time the repeats (measure.c) and record everything (run_record.c).
- * Compilation, initialisation and the first transfer happen before the clock. */
+ * Compilation, initialisation and the first transfer happen before the clock. As one rank of
+ * several (docs/distributed.md) the run first measures its one-rank baseline (rank 0 alone,
+ * the others waiting) unless the scenario names a file holding it, every stage ends with an
+ * agreement of the ranks (agree.h), and the timed steps end with the "parallel" metrics
+ * (parallel_record.c). */
 #include "runner.h"
 
 #include <math.h>
@@ -9,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "dump.h"
 #include "host_usage.h"
 #include "measure.h"
 #include "model_program.h"
 #include "names.h"
+#include "parallel_record.h"
 #include "progress.h"
+#include "rank_config.h"
 #include "run_record.h"
 #include "session.h"
 #include "stream.h"
@@ -22,8 +29,11 @@
 
 /* What one run has made so far, released by run_free. */
 typedef struct run_state {
-    const xpb_run_config *cfg;
+    const xpb_run_config *cfg; /* &local */
+    xpb_run_config local;      /* the scenario's run as this process runs it */
     const xpb_runner_opts *opts;
+    int agreed;                          /* every rank agreed on the failure being returned */
+    xpb_scaling_baseline baseline;       /* rank 0: the one-rank run, for the scaling efficiency */
     const xpb_plugin_descriptor *plugin; /* the backend's, NULL when not loaded */
     json_t *run, *config, *verification; /* the run object and two of its members */
     xpb_model_program *mp;
@@ -72,6 +82,59 @@ static json_t *new_run(run_state *r)
     r->config = config;
     r->verification = verification;
     return run;
+}
+
+/* Ends stage `what`: alone, `st` as it is; as one rank of several, the ranks' agreement
+ * (the same status and message on every rank). */
+static xpb_status stage_end(run_state *r, xpb_status st, const char *what)
+{
+    if (!r->opts->par || r->agreed)
+        return st;
+    xpb_err mine = r->err;
+    st = xpb_parallel_agree(r->opts->par, st, &mine, what, 0, &r->err);
+    r->agreed = st != XPB_OK;
+    return st;
+}
+
+/* Rank 0 alone runs `cfg` on one rank; its median throughput, or why there is none. */
+static void run_alone(xpb_scaling_baseline *b, const xpb_registry *registry,
+                      const xpb_run_config *cfg, const xpb_runner_opts *opts)
+{
+    xpb_run_config one = *cfg;
+    one.world_size = 1;
+    one.rank = 0;
+    one.parallel = XPB_PARALLEL_NONE;
+    one.verify = one.profile = 0;
+    char label[512];
+    snprintf(label, sizeof label, "%s (one-rank baseline)", opts->label ? opts->label : "");
+    xpb_runner_opts o = {.label = label, .stop = opts->stop};
+    json_t *run = xpb_run_one(registry, &one, &o);
+    const char *status = json_string_value(json_object_get(run, "status"));
+    const char *error = json_string_value(json_object_get(run, "error"));
+    if (status && strcmp(status, "ok") == 0)
+        b->throughput = json_number_value(json_object_get(
+            json_object_get(json_object_get(run, "metrics"), "throughput"), "median"));
+    else
+        snprintf(b->reason, sizeof b->reason, "the one-rank run ended %s: %.400s",
+                 status ? status : "without a result (out of memory)", error ? error : "");
+    json_decref(run);
+}
+
+/* The throughput the scaling efficiency divides by: from the results file the scenario
+ * names, or measured now by rank 0 alone while the other ranks wait. */
+static void measure_baseline(run_state *r, const xpb_registry *registry)
+{
+    xpb_parallel *par = r->opts->par;
+    r->baseline = (xpb_scaling_baseline){.throughput = NAN};
+    if (r->cfg->scaling_baseline) {
+        if (par->comm.rank == 0)
+            xpb_scaling_baseline_from_file(&r->baseline, r->cfg->scaling_baseline, r->cfg);
+        return;
+    }
+    if (par->comm.rank == 0)
+        run_alone(&r->baseline, registry, r->cfg, r->opts);
+    xpb_err ignored;
+    xpb_parallel_agree(par, XPB_OK, NULL, "rank 0's one-rank baseline run", 1, &ignored);
 }
 
 /* Finds the plugins and builds the model program. */
@@ -124,34 +187,37 @@ static xpb_status check_first_step(run_state *r, const xpb_registry *registry)
     return XPB_OK;
 }
 
-/* Opens and compiles (refusing a newer op set or an emulated precision), warms up and times
- * the repeats, recording the device and the metrics into the run. */
-static xpb_status measure(run_state *r)
+/* Opens the device and compiles (refusing a newer op set or an emulated precision), with the
+ * ranks' communicator when the program averages over them; stages a streamed run's batches. */
+static xpb_status compile(run_state *r)
 {
     const xpb_run_config *cfg = r->cfg;
+    xpb_parallel *par = r->opts->par;
     xpb_status st;
     xpb_compile_options copts = {.struct_size = sizeof copts,
                                  .precision = cfg->precision,
                                  .fusion = cfg->fusion,
                                  .threads = cfg->threads,
                                  .profiling = cfg->profile,
-                                 .transfer = cfg->transfer};
+                                 .transfer = cfg->transfer,
+                                 .comm =
+                                     par && cfg->parallel == XPB_PARALLEL_DATA ? &par->comm : NULL};
     xpb_progress_update(r->opts->label, 0, "compiling");
     if ((st = xpb_session_open_for_run(&r->session, r->plugin, cfg->device, r->mp, &copts,
                                        (int)cfg->allow_emulated, &r->err)))
         return st;
     json_object_set_new(r->run, "device",
                         xpb_run_device_json(&r->session.info, xpb_plugin_caps(r->plugin)));
-    if (cfg->transfer == XPB_TRANSFER_STREAMED &&
-        (st = xpb_stream_open(&r->stream, &r->session, &r->err)))
-        return st;
-    if ((st = xpb_measure_warmup(&r->session, cfg, r->opts, &r->err)))
-        return st;
-    st = xpb_measure_repeats(&r->timing, &r->session,
-                             cfg->transfer == XPB_TRANSFER_STREAMED ? &r->stream : NULL, cfg,
-                             r->opts, &r->err);
-    if (st)
-        return st;
+    if (cfg->transfer == XPB_TRANSFER_STREAMED)
+        st = xpb_stream_open(&r->stream, &r->session, &r->err);
+    return st;
+}
+
+/* The metrics of the timed steps into the run (with several ranks, the "parallel" object,
+ * collectively), and the profile. */
+static xpb_status record_metrics(run_state *r)
+{
+    const xpb_run_config *cfg = r->cfg;
     uint64_t peak = xpb_rss_peak();
     r->timing.host_run_peak_bytes =
         r->peak_reset && peak ? (int64_t)(peak > r->rss_before ? peak - r->rss_before : 0) : -1;
@@ -165,12 +231,39 @@ static xpb_status measure(run_state *r)
     if (r->mp->n_losses && !isfinite(r->timing.loss_last))
         return xpb_err_set(&r->err, XPB_NUMERIC,
                            "the loss of the last timed step is not a finite number");
+    if (r->opts->par) {
+        json_t *par = NULL;
+        xpb_status st = xpb_run_parallel_json(&par, r->opts->par, &r->timing, cfg, r->mp,
+                                              &r->session, metrics, &r->baseline, &r->err);
+        if (st)
+            return st;
+        if (par)
+            json_object_set_new(metrics, "parallel", par);
+    }
     if (cfg->profile) {
         json_t *prof = xpb_run_profile_json(&r->session);
         if (prof)
             json_object_set_new(r->run, "profile", prof);
     }
     return XPB_OK;
+}
+
+/* Compiles, warms up and times the repeats, recording the device and the metrics. */
+static xpb_status measure(run_state *r)
+{
+    const xpb_run_config *cfg = r->cfg;
+    xpb_status st = stage_end(r, compile(r), "compiling");
+    if (st)
+        return st;
+    /* the ranks agree at the end of every step (measure.h): a failure there is agreed */
+    if ((st = xpb_measure_warmup(&r->session, cfg, r->opts, &r->err)) ||
+        (st = xpb_measure_repeats(&r->timing, &r->session,
+                                  cfg->transfer == XPB_TRANSFER_STREAMED ? &r->stream : NULL, cfg,
+                                  r->opts, &r->err))) {
+        r->agreed = r->opts->par != NULL;
+        return st;
+    }
+    return stage_end(r, record_metrics(r), "recording the timed steps");
 }
 
 static void run_free(run_state *r)
@@ -185,15 +278,23 @@ static void run_free(run_state *r)
 json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
                     const xpb_runner_opts *opts)
 {
-    run_state r = {.cfg = cfg, .opts = opts};
+    run_state r = {.opts = opts};
+    const xpb_plugin_descriptor *backend =
+        xpb_registry_find(registry, XPB_PLUGIN_BACKEND, cfg->backend);
+    xpb_status st = xpb_rank_config(&r.local, cfg, backend, opts->par, &r.err);
+    r.cfg = &r.local;
     if (!(r.run = new_run(&r)))
         return NULL;
+    st = stage_end(&r, st, "choosing the device");
+    if (st == XPB_OK && opts->par)
+        measure_baseline(&r, registry);
     /* the run's memory: from here (the model is built next) to the end of its timed steps */
     r.peak_reset = xpb_rss_reset_peak() == 0;
     r.rss_before = xpb_rss_now();
-    xpb_status st = prepare(&r, registry);
     if (st == XPB_OK)
-        st = check_first_step(&r, registry);
+        st = stage_end(&r, prepare(&r, registry), "building the model");
+    if (st == XPB_OK)
+        st = stage_end(&r, check_first_step(&r, registry), "checking the first step");
     if (st == XPB_OK)
         st = measure(&r);
     xpb_progress_clear();

@@ -8,16 +8,20 @@
 #include <signal.h>
 
 #include "loader.h"
+#include "parallel.h"
 #include "run_config.h"
 
 typedef struct xpb_runner_opts {
     const char *dump_dir;        /* NULL: no dump */
     const char *label;           /* progress label, e.g. "[2/5] conv6-train" */
     volatile sig_atomic_t *stop; /* set by a signal handler: finish the run as interrupted */
+    xpb_parallel *par;           /* the ranks of a run launched as several; NULL: one process */
 } xpb_runner_opts;
 
 /* The run object of docs/results.md ("status" ok / unsupported / failed / interrupted).
- * Owned by the caller (json_decref); NULL only when out of memory. */
+ * With opts->par every rank calls it for the same run and every rank returns the same status
+ * (docs/distributed.md): the ranks agree at the end of each stage, and the object of rank 0
+ * is the one to record. Owned by the caller (json_decref); NULL only when out of memory. */
 json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
                     const xpb_runner_opts *opts);
 

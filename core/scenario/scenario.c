@@ -25,6 +25,7 @@ static void run_config_free(xpb_run_config *rc)
     free(rc->variant);
     free(rc->backend);
     free(rc->data);
+    free(rc->scaling_baseline);
     for (size_t i = 0; i < rc->n_params; i++) {
         free(rc->params[i].key);
         free(rc->params[i].value);

@@ -22,6 +22,13 @@ static const struct xpb_skey_choice data_choices[] = {
     {NULL, 0},
 };
 
+static const struct xpb_skey_choice parallel_choices[] = {
+    {"auto", XPB_PARALLEL_AUTO},
+    {"none", XPB_PARALLEL_NONE},
+    {"data", XPB_PARALLEL_DATA},
+    {NULL, 0},
+};
+
 static const struct xpb_skey_choice transfer_choices[] = {
     {"resident", XPB_TRANSFER_RESIDENT},
     {"streamed", XPB_TRANSFER_STREAMED},
@@ -96,6 +103,17 @@ static const struct xpb_skey keys[] = {
      .help = "check the first step against the reference backend before timing"},
     {.name = "profile", .type = XPB_SKEY_BOOL, .offset = U32(profile), .def = {.u = 0},
      .help = "ask the backend for per-op times (not the throughput to publish)"},
+    {.name = "parallel", .type = XPB_SKEY_ENUM, .choices = parallel_choices,
+     .offset = U32(parallel), .def = {.u = XPB_PARALLEL_AUTO},
+     .help = "several ranks (mpirun, srun): data (one model, gradients averaged), none "
+             "(independent replicas); auto: data when launched with more than one rank"},
+    {.name = "bucket_mb", .type = XPB_SKEY_FLOAT, .fmax = 65536.0, .offset = F64(bucket_mb),
+     .def = {.f = 25.0},
+     .help = "data-parallel: MiB of gradients averaged by one all-reduce; 0: one per gradient"},
+    {.name = "scaling_baseline", .type = XPB_SKEY_NAME, .nullable = 1,
+     .offset = STR(scaling_baseline), .def = {.s = NULL},
+     .help = "results file (next to the scenario) with the one-rank run that scaling "
+             "efficiency divides by; ~: measure it in the same invocation"},
     {.name = "params", .type = XPB_SKEY_PARAMS,
      .help = "model parameters: name -> value or list of values"},
 };

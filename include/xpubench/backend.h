@@ -1,4 +1,4 @@
-/* xpubench public SDK: the backend interface (ABI 1.1).
+/* xpubench public SDK: the backend interface (ABI 1.2).
  *
  * A backend plugin's descriptor (plugin.h) points at a `static const xpb_backend_api`.
  * Life cycle, as the host drives it:
@@ -22,6 +22,7 @@
 #ifndef XPUBENCH_BACKEND_H
 #define XPUBENCH_BACKEND_H
 
+#include "comm.h"
 #include "plugin.h"
 #include "program.h"
 
@@ -71,6 +72,11 @@ typedef struct xpb_compile_options {
     /* xpb_transfer: STREAMED means the host writes the INPUT tensors in every timed step, with
      * write_async when the backend has it (a backend may double-buffer them). */
     uint32_t transfer;
+
+    /* ---- ABI 1.2 ---- */
+    /* The ranks this program's ALL_REDUCE ops average over (comm.h); NULL for a program run by
+     * one process. Owned by the host; valid until destroy(exe). */
+    const xpb_communicator *comm;
 } xpb_compile_options;
 
 /* Filled by device_info. The host sets struct_size; the backend writes only members that

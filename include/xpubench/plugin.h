@@ -1,4 +1,4 @@
-/* xpubench public SDK: the plugin ABI (version 1.1).
+/* xpubench public SDK: the plugin ABI (version 1.2).
  *
  * Every plugin is a shared object that exports exactly one symbol, `xpb_plugin_query`
  * (declare it with XPB_PLUGIN_QUERY; build with -fvisibility=hidden so nothing else leaks).
@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define XPB_ABI_MAJOR 1
-#define XPB_ABI_MINOR 1
+#define XPB_ABI_MINOR 2
 
 /* The one export macro. Everything else in a plugin (and in the host library) is hidden. */
 #if defined(_WIN32)

@@ -24,7 +24,7 @@ extern "C" {
  * ops and attributes need (xpb_program.opset), not the host's: an old backend still runs a
  * program that uses nothing new. A backend that meets an op or attribute it does not know
  * returns XPB_UNSUPPORTED naming the op (xpb_op_kind_name) and its layer. */
-#define XPB_OPSET_VERSION 1
+#define XPB_OPSET_VERSION 2
 
 #define XPB_MAX_DIMS 4
 #define XPB_MAX_OP_INPUTS 6
@@ -38,7 +38,9 @@ typedef enum xpb_dtype {
 
 /* X(name, number, summary). Inputs -> outputs; "[opt]" marks optional trailing tensors
  * (present when n_inputs / n_outputs includes them); "*" marks an input the op updates in
- * place (always a PERSISTENT tensor). Numbers are fixed. */
+ * place (a PERSISTENT tensor, except ALL_REDUCE's gradient). Numbers are fixed; COPY is the
+ * last op of op set 1, ALL_REDUCE (op set 2, ABI 1.2) averages a gradient over the ranks of a
+ * data-parallel run (comm.h). */
 #define XPB_OP_MAP(X)                                                                              \
     X(CONV2D, 1, "x, w[K,C,kh,kw], b[K] [opt] -> y")                                               \
     X(CONV2D_BWD_DATA, 2, "dy, w -> dx")                                                           \
@@ -81,7 +83,8 @@ typedef enum xpb_dtype {
     X(SGD_UPDATE, 39, "param*, grad, momentum_buf* ->")                                            \
     X(ADAM_UPDATE, 40, "param*, grad, m*, v*, step*[1] ->")                                        \
     X(FILL, 41, "-> y")                                                                            \
-    X(COPY, 42, "x -> y")
+    X(COPY, 42, "x -> y")                                                                          \
+    X(ALL_REDUCE, 43, "x* -> (x = mean of x over the ranks of the communicator)")
 
 typedef enum xpb_op_kind {
 #define XPB_OP_ENUM_(name, num, sig) XPB_OP_##name = num,
@@ -137,14 +140,21 @@ typedef struct xpb_op_attrs {
     X(DROPOUT_P, 15, dropout_p)                                                                    \
     X(SEED, 16, seed)
 
+/* Attributes added after op set 1 live in xpb_op itself, after kind_name:
+ * X(name, bit, member of xpb_op, op set that introduced it). */
+#define XPB_OP_ATTR_MAP(X) X(BUCKET, 17, bucket, 2)
+
 /* XPB_ATTR_BIT_KERNEL = 0 ...: bit numbers; XPB_ATTR(KERNEL) is the mask. */
 #define XPB_ATTR_BIT_(name, bit, member) XPB_ATTR_BIT_##name = bit,
-enum xpb_attr_bit { XPB_ATTR_MAP(XPB_ATTR_BIT_) };
+#define XPB_OP_ATTR_BIT_(name, bit, member, opset) XPB_ATTR_BIT_##name = bit,
+enum xpb_attr_bit { XPB_ATTR_MAP(XPB_ATTR_BIT_) XPB_OP_ATTR_MAP(XPB_OP_ATTR_BIT_) };
 #undef XPB_ATTR_BIT_
+#undef XPB_OP_ATTR_BIT_
 #define XPB_ATTR(name) (1ull << XPB_ATTR_BIT_##name)
 /* Every attribute bit these headers know. */
 #define XPB_ATTR_BIT_OR_(name, bit, member) | XPB_ATTR(name)
-#define XPB_ATTRS_KNOWN (0ull XPB_ATTR_MAP(XPB_ATTR_BIT_OR_))
+#define XPB_OP_ATTR_BIT_OR_(name, bit, member, opset) | XPB_ATTR(name)
+#define XPB_ATTRS_KNOWN (0ull XPB_ATTR_MAP(XPB_ATTR_BIT_OR_) XPB_OP_ATTR_MAP(XPB_OP_ATTR_BIT_OR_))
 
 /* What a tensor is for. Decides who may read or write it and how long it lives. */
 typedef enum xpb_tensor_role {
@@ -196,6 +206,12 @@ typedef struct xpb_op {
     uint64_t attrs_set;    /* XPB_ATTR() bits of the attributes whose value is not zero */
     const char *kind_name; /* the op's name as the host knows it, so that a backend older than
                               the op can still name it; owned by the program */
+
+    /* ---- ABI 1.2: attributes of op set 2 (XPB_OP_ATTR_MAP) ---- */
+    /* ALL_REDUCE: ops with the same non-zero bucket are consecutive and may be reduced as one
+     * collective once the bucket's last op is reached; 0: a bucket of its own. */
+    uint32_t bucket;
+    uint32_t reserved2_; /* zero */
     /* Attributes of later op sets are appended here. */
 } xpb_op;
 
@@ -261,12 +277,19 @@ static inline const xpb_phase *xpb_program_phase(const xpb_program *p, uint32_t 
 /* The op set that introduced op `kind`; 0 for numbers these headers do not know. */
 static inline uint32_t xpb_op_opset(uint32_t kind)
 {
-    return kind >= XPB_OP_CONV2D && kind <= XPB_OP_COPY ? 1u : 0u;
+    if (kind >= XPB_OP_CONV2D && kind <= XPB_OP_COPY)
+        return 1u;
+    return kind == XPB_OP_ALL_REDUCE ? 2u : 0u;
 }
 
 /* The op set that introduced attribute mask `attr` (one XPB_ATTR() bit); 0 when unknown. */
 static inline uint32_t xpb_attr_opset(uint64_t attr)
 {
+#define XPB_OP_ATTR_OPSET_(name, bit, member, opset)                                               \
+    if (attr == XPB_ATTR(name))                                                                    \
+        return opset;
+    XPB_OP_ATTR_MAP(XPB_OP_ATTR_OPSET_)
+#undef XPB_OP_ATTR_OPSET_
     return (attr & XPB_ATTRS_KNOWN) == attr && attr ? 1u : 0u;
 }
 

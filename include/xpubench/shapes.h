@@ -1,7 +1,7 @@
-/* xpubench public SDK: the shape rules of the op set, for backends and for the host (ABI 1.1).
+/* xpubench public SDK: the shape rules of the op set, for backends and for the host (ABI 1.2).
  *
  * One implementation of what docs/ops.md says an op may take, in PyTorch's terms: for every op
- * of op set 1, forward and backward, its number of inputs and outputs, which of them are
+ * of op sets 1 and 2, forward and backward, its number of inputs and outputs, which of them are
  * optional, their dtypes, the range of its attributes and the shape of every tensor. The host's
  * builder infers forward shapes with it; the reference backend validates whole programs with
  * it; a vendor's backend should do the same in compile, so that its kernels can trust every
@@ -506,6 +506,13 @@ static inline xpb_status xpb_shp_fill(const struct xpb_shp_check *c)
     return XPB_OK;
 }
 
+/* ALL_REDUCE (x* ->, op set 2): any shape; the counts and the F32 dtype are the table's. */
+static inline xpb_status xpb_shp_all_reduce(const struct xpb_shp_check *c)
+{
+    (void)c;
+    return XPB_OK;
+}
+
 /* SOFTMAX_XENT (logits[N,K], labels[N] -> loss[1] [, ws_prob[N,K]]) and SOFTMAX_XENT_BWD
  * (ws_prob[N,K], labels[N] -> dlogits[N,K]). */
 static inline xpb_status xpb_shp_softmax_xent(const struct xpb_shp_check *c)
@@ -714,6 +721,9 @@ static inline const struct xpb_shp_rule *xpb_shp_rule_of(uint32_t kind)
          {0}, {"y"}, xpb_shp_fill},
         {XPB_OP_COPY,                 1, 1, 1, 1, 0, 0, 0, XPB_SHP_B(0), XPB_SHP_B(0), 1,
          {"x"}, {"y"}, xpb_shp_same_shapes},
+        /* op set 2 */
+        {XPB_OP_ALL_REDUCE,           1, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+         {"x"}, {0}, xpb_shp_all_reduce},
     };
     /* clang-format on */
 #undef XPB_SHP_B
@@ -933,6 +943,10 @@ static inline xpb_status xpb_op_validate(const xpb_program *p, uint32_t op_index
                             "computes)",
                             count > 1 ? "s" : "", bits, XPB_OPSET_VERSION);
     }
+    if (XPB_OP_HAS(p, bucket) && op->bucket != 0 && op->kind != XPB_OP_ALL_REDUCE)
+        return xpb_shp_fail(&c, XPB_INVALID_ARGUMENT,
+                            "attribute bucket (%u) belongs to ALL_REDUCE only, expected 0",
+                            op->bucket);
     if (op->n_inputs > XPB_MAX_OP_INPUTS || op->n_outputs > XPB_MAX_OP_OUTPUTS)
         return xpb_shp_fail(&c, XPB_INVALID_ARGUMENT,
                             "n_inputs %u and n_outputs %u, at most %d and %d", op->n_inputs,
@@ -965,12 +979,53 @@ static inline xpb_status xpb_op_validate(const xpb_program *p, uint32_t op_index
     return xpb_shp_run(&c);
 }
 
+/* Whether a phase of `p` starts at op `i`. */
+static inline int xpb_shp_phase_starts_at(const xpb_program *p, uint32_t i)
+{
+    for (uint32_t k = 0; k < p->n_phases; k++)
+        if (xpb_program_phase(p, k)->first_op == i)
+            return 1;
+    return 0;
+}
+
+/* The rule of ALL_REDUCE's bucket attribute (op set 2): the ops of one non-zero bucket are
+ * consecutive and in one phase, so that a backend may reduce them as one collective when it
+ * reaches the last of them. Programs whose ops lack the member pass. */
+static inline xpb_status xpb_shp_buckets(const xpb_program *p, char *msg, size_t size)
+{
+    if (!XPB_OP_HAS(p, bucket))
+        return XPB_OK;
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        if (op->bucket == 0)
+            continue;
+        const xpb_op *prev = i > 0 ? xpb_program_op(p, i - 1) : NULL;
+        if (prev && prev->bucket == op->bucket && !xpb_shp_phase_starts_at(p, i))
+            continue; /* the bucket goes on */
+        for (uint32_t j = 0; j < i; j++)
+            if (xpb_program_op(p, j)->bucket == op->bucket) {
+                struct xpb_shp_check c;
+                memset(&c, 0, sizeof c);
+                c.msg = msg;
+                c.size = size;
+                snprintf(c.prefix, sizeof c.prefix, "op %u %s (layer '%s'): ", i,
+                         xpb_op_kind_name(p, op), xpb_shp_layer(op));
+                return xpb_shp_fail(&c, XPB_INVALID_ARGUMENT,
+                                    "bucket %u was already used by op %u: the ops of a bucket "
+                                    "must be consecutive and in one phase",
+                                    op->bucket, j);
+            }
+    }
+    return XPB_OK;
+}
+
 /* Checks a whole program before a backend compiles it: a header at least as large as ABI
  * 1.0's, strides at least ABI 1.0's element sizes, arrays present, every tensor (a dtype these
  * headers know, else XPB_UNSUPPORTED; 1..XPB_MAX_DIMS dims, each >= 1, below 2^40 elements),
  * every phase (walked with xpb_program_phase) inside the program's ops, then every op with
- * xpb_op_validate. Accepts what ABI 1.0 hosts write (no phase_stride, no 1.1 op members).
- * XPB_OK, or the first problem in msg ("tensor 3 'x': ...", "op 5 RELU (layer 'r'): ..."). */
+ * xpb_op_validate, then the ALL_REDUCE buckets (consecutive, in one phase). Accepts what ABI 1.0
+ * hosts write (no phase_stride, no 1.1 op members). XPB_OK, or the first problem in msg ("tensor 3
+ * 'x': ...", "op 5 RELU (layer 'r'): ..."). */
 static inline xpb_status xpb_program_validate(const xpb_program *p, char *msg, size_t size)
 {
     struct xpb_shp_check c;
@@ -1029,7 +1084,7 @@ static inline xpb_status xpb_program_validate(const xpb_program *p, char *msg, s
         if (st != XPB_OK)
             return st;
     }
-    return XPB_OK;
+    return xpb_shp_buckets(p, msg, size);
 }
 
 #undef XPB_SHP_PRINTF

@@ -4,6 +4,7 @@
 
 #include "status.h"
 #include "plugin.h"
+#include "comm.h"
 #include "program.h"
 #include "backend.h"
 #include "model.h"

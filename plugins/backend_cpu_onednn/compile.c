@@ -77,6 +77,8 @@ static op_compiler compiler_of(uint32_t kind)
     case XPB_OP_SGD_UPDATE:
     case XPB_OP_ADAM_UPDATE:
         return odn_compile_optim;
+    case XPB_OP_ALL_REDUCE:
+        return odn_compile_comm;
     default:
         return NULL;
     }
@@ -244,6 +246,7 @@ void odn_destroy(xpb_executable *exe)
     free(exe->scratch);
     free(exe->op_seconds);
     free(exe->op_calls);
+    odn_comm_free(exe);
     free(exe);
 }
 
@@ -376,8 +379,8 @@ xpb_status odn_compile_program(xpb_executable **out, xpb_backend *be, const xpb_
     exe->prog = prog;
     exe->cur_op = ODN_NONE;
     xpb_status st;
-    if ((st = read_options(exe, opts)) != XPB_OK || (st = check_program(exe)) != XPB_OK ||
-        (st = allocate_tables(exe)) != XPB_OK)
+    if ((st = read_options(exe, opts)) != XPB_OK || (st = odn_comm_setup(exe, opts)) != XPB_OK ||
+        (st = check_program(exe)) != XPB_OK || (st = allocate_tables(exe)) != XPB_OK)
         goto destroy_exe;
     odn_set_threads(exe->threads); /* primitives pick their blocking for this thread count */
     if ((st = odn_plan_fusion(exe)) != XPB_OK || (st = compile_all(exe)) != XPB_OK ||

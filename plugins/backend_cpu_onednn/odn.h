@@ -93,7 +93,8 @@ struct odn_step {
     int64_t p[16]; /* kernel parameters */
     float f[8];
     uint64_t calls;  /* completed runs (DROPOUT's mask stream) */
-    const char *why; /* kernels: static message of the last failure */
+    const char *why; /* kernels: message of the last failure (static or the executable's) */
+    void *ctx;       /* kernels: state of the executable they need (ALL_REDUCE: its odn_comm) */
     int nargs;       /* primitives: exec args incl. the scratchpad */
     dnnl_exec_arg_t args[ODN_MAX_OPERANDS + 1];
     dnnl_memory_t scratch_mem;
@@ -119,6 +120,14 @@ typedef struct odn_fuse {
     uint32_t relu_bwd_op, bn_fwd_op, ws_buf;
     dnnl_memory_desc_t ws_md;
 } odn_fuse;
+
+/* Gradient averaging over the ranks of a data-parallel run (kern_comm.c). */
+typedef struct odn_comm {
+    const xpb_communicator *comm; /* borrowed from the compile options; NULL: one process */
+    float *staging;               /* one bucket's gradients back to back (owned; malloc) */
+    size_t cap;                   /* floats it holds: the largest bucket */
+    char err[ODN_ERR_SIZE];       /* the last failed all-reduce, for the step's why */
+} odn_comm;
 
 struct xpb_executable {
     xpb_backend *be;
@@ -154,6 +163,7 @@ struct xpb_executable {
     size_t scratch_bytes;
     double *op_seconds; /* per op, when profiling */
     uint64_t *op_calls;
+    odn_comm comm; /* ALL_REDUCE's communicator and bucket staging */
     char err[ODN_ERR_SIZE];
 };
 
@@ -351,6 +361,12 @@ xpb_status odn_compile_inorm(xpb_executable *exe);   /* kern_inorm.c: INSTANCENO
 xpb_status odn_compile_loss(xpb_executable *exe);    /* kern_loss.c: SOFTMAX_XENT*, *_LOSS* */
 xpb_status odn_compile_dropout(xpb_executable *exe); /* kern_dropout.c */
 xpb_status odn_compile_optim(xpb_executable *exe);   /* kern_optim.c: SGD_UPDATE, ADAM_UPDATE */
+xpb_status odn_compile_comm(xpb_executable *exe);    /* kern_comm.c: ALL_REDUCE (op set 2) */
+/* Reads the communicator of the compile options (ABI 1.2; NULL for one process) into exe->comm,
+ * refusing one that lacks what ALL_REDUCE calls. */
+xpb_status odn_comm_setup(xpb_executable *exe, const xpb_compile_options *opts);
+/* Frees the bucket staging. */
+void odn_comm_free(xpb_executable *exe);
 
 /* ---- bf16 conversions (the policy is precision.c) ---- */
 

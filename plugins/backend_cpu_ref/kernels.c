@@ -1,4 +1,4 @@
-/* The reference backend's op table: the kernel of every op kind of op set 1. What an op may
+/* The reference backend's op table: the kernel of every op kind of op sets 1 and 2. What an op may
  * take (counts, dtypes, shapes, attributes) is checked before any kernel runs, at compile, by
  * the SDK's rules (xpb_program_validate, include/xpubench/shapes.h), so kernels trust every
  * shape they see. */
@@ -49,6 +49,7 @@ ref_kernel_fn ref_kernel_for(uint32_t kind)
         [XPB_OP_ADAM_UPDATE] = ref_adam_update,
         [XPB_OP_FILL] = ref_fill,
         [XPB_OP_COPY] = ref_copy,
+        [XPB_OP_ALL_REDUCE] = ref_all_reduce,
     };
     return kind < XPB_OP_KIND_END_ ? kernels[kind] : NULL;
 }

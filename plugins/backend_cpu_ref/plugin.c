@@ -5,6 +5,7 @@
  * author copies first. It runs single-threaded and fuses nothing, so it claims no capability
  * bit; profile_read and memory_stats say by being present what it can report. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ struct xpb_backend {
 };
 
 struct xpb_executable {
-    const xpb_program *prog; /* borrowed: valid until destroy (backend.h) */
+    const xpb_program *prog;      /* borrowed: valid until destroy (backend.h) */
+    const xpb_communicator *comm; /* borrowed (compile options, ABI 1.2); NULL: one process */
     uint32_t keep_all;
     uint32_t profiling;
     void **buf;      /* one buffer per tensor, xpb_tensor_bytes long */
@@ -208,6 +210,15 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
     xpb_status st = xpb_program_validate(prog, msg, sizeof msg);
     if (st != XPB_OK)
         return set_err(be->err, st, "cpu_ref: %s", msg);
+    /* ALL_REDUCE averages over the host's communicator (ABI 1.2); a host that gives none runs
+     * one process, where the mean over one rank is the identity. */
+    const xpb_communicator *comm = XPB_MEMBER_OR(opts, xpb_compile_options, comm, NULL);
+    if (comm &&
+        (comm->struct_size < offsetof(xpb_communicator, last_error) + sizeof comm->last_error ||
+         !comm->allreduce_sum_f32 || !comm->last_error || comm->size == 0))
+        return set_err(be->err, XPB_INVALID_ARGUMENT,
+                       "cpu_ref: compile: the communicator lacks allreduce_sum_f32 or "
+                       "last_error, or has no rank");
     /* The SDK may know ops this file has no kernel for yet (headers of a later op set). */
     for (uint32_t i = 0; i < prog->n_ops; i++) {
         const xpb_op *op = xpb_program_op(prog, i);
@@ -222,6 +233,7 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
     if (!exe)
         return set_err(be->err, XPB_OUT_OF_MEMORY, "cpu_ref: compile: out of memory");
     exe->prog = prog;
+    exe->comm = comm;
     exe->keep_all = XPB_MEMBER_OR(opts, xpb_compile_options, keep_all, 0u);
     exe->profiling = XPB_MEMBER_OR(opts, xpb_compile_options, profiling, 0u);
     /* calloc(0) may return NULL: allocate at least one element so NULL always means failure. */
@@ -316,7 +328,7 @@ static xpb_status run_op(xpb_executable *exe, uint32_t i)
 {
     const xpb_program *p = exe->prog;
     const xpb_op *op = xpb_program_op(p, i);
-    ref_op_args a = {.op = op, .call_index = exe->calls[i]};
+    ref_op_args a = {.op = op, .call_index = exe->calls[i], .comm = exe->comm};
     char msg[REF_ERR_SIZE] = "";
     a.err = msg;
     a.err_size = sizeof msg;
@@ -431,5 +443,5 @@ static const xpb_backend_api ref_api = {
      * memcpy into host memory anyway. */
 };
 
-XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cpu_ref", "1.1.0",
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cpu_ref", "1.2.0",
                   "plain C reference backend: the numerical oracle (fp32, one thread)", 0, &ref_api)

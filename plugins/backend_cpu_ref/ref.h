@@ -1,4 +1,4 @@
-/* Reference backend internals: one kernel per op of op set v1, plain C, no dependencies.
+/* Reference backend internals: one kernel per op of op sets 1 and 2, plain C, no dependencies.
  * Kernels are grouped one concept per file (conv.c, linear.c, pool.c, ...); kernels.c maps
  * op kinds to kernels; plugin.c is the ABI glue (tensors, executables, run). Shapes and
  * attributes are checked before a kernel runs by the SDK's rules (xpb_op_check,
@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xpubench/comm.h>
 #include <xpubench/program.h>
 #include <xpubench/shapes.h>
 #include <xpubench/status.h>
@@ -22,8 +23,9 @@ typedef struct ref_op_args {
     const xpb_tensor_desc *out_desc[XPB_MAX_OP_OUTPUTS];
     float *in[XPB_MAX_OP_INPUTS];
     float *out[XPB_MAX_OP_OUTPUTS];
-    uint64_t call_index; /* how many times this op ran before (DROPOUT's mask stream) */
-    char *err;           /* message buffer for a failure (names what is wrong) */
+    uint64_t call_index;          /* how many times this op ran before (DROPOUT's mask stream) */
+    const xpb_communicator *comm; /* ALL_REDUCE: the ranks to average over; NULL: one process */
+    char *err;                    /* message buffer for a failure (names what is wrong) */
     size_t err_size;
 } ref_op_args;
 
@@ -90,5 +92,7 @@ xpb_status ref_dropout_bwd(const ref_op_args *a);
 /* optim.c */
 xpb_status ref_sgd_update(const ref_op_args *a);
 xpb_status ref_adam_update(const ref_op_args *a);
+/* collective.c (op set 2) */
+xpb_status ref_all_reduce(const ref_op_args *a);
 
 #endif

@@ -1,0 +1,1 @@
+add_dependencies(test_data_shards model_conv6)
