@@ -7,7 +7,12 @@
 #   XPB_BUILD_CUDA=OFF             never build it
 #
 # Sets XPB_HAVE_CUDA (ON/OFF) and, when ON, CUDNN_INCLUDE_DIR, CUDNN_LIBRARY and the imported
-# targets of find_package(CUDAToolkit). nvcc is looked for where CMake looks (CUDACXX, PATH),
+# targets of find_package(CUDAToolkit). NCCL is optional: XPB_HAVE_NCCL is ON when nccl.h is
+# found (the toolkit's folders, $NCCL_ROOT, $NCCL_HOME, /usr/include), with NCCL_INCLUDE_DIR and,
+# when found too, NCCL_LIBRARY (libnccl.so.2, whose folder joins the plugin's RUNPATH). The
+# plugin never links NCCL: it loads libnccl.so.2 with dlopen at the first data-parallel compile,
+# so it loads where NCCL is absent. Without nccl.h the plugin builds without ALL_REDUCE over
+# several ranks (it refuses it, saying so). nvcc is looked for where CMake looks (CUDACXX, PATH),
 # then in $CUDA_HOME/bin, $CUDA_PATH/bin and /usr/local/cuda/bin (the toolkit's default place,
 # which is not on PATH). Device code is built for sm_75 (Turing, T4), sm_80 (Ampere) and sm_90
 # (Hopper) as machine code, plus PTX of sm_90 that newer GPUs compile at load time; set
@@ -27,6 +32,7 @@ if(NOT _xpb_cuda_mode MATCHES "^(AUTO|ON|OFF)$")
 endif()
 
 set(XPB_HAVE_CUDA OFF)
+set(XPB_HAVE_NCCL OFF)
 if(_xpb_cuda_mode STREQUAL "OFF")
   message(STATUS "cuda backend: skipped (XPB_BUILD_CUDA=OFF)")
   return()
@@ -93,3 +99,26 @@ endif()
 set(XPB_HAVE_CUDA ON)
 message(STATUS "cuda backend: CUDA ${CUDAToolkit_VERSION}, cuDNN in ${CUDNN_INCLUDE_DIR}, "
                "architectures ${CMAKE_CUDA_ARCHITECTURES}")
+
+# NCCL (optional): the header at build time, the library at run time (dlopen).
+get_filename_component(_xpb_cuda_root "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+find_path(NCCL_INCLUDE_DIR nccl.h
+          HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_ROOT ENV NCCL_HOME
+          PATH_SUFFIXES include)
+find_library(NCCL_LIBRARY NAMES libnccl.so.2 nccl
+             HINTS ${CUDAToolkit_LIBRARY_DIR} ${_xpb_cuda_root}/lib ${_xpb_cuda_root}/lib64
+                   ENV NCCL_ROOT ENV NCCL_HOME
+             PATH_SUFFIXES lib lib64)
+if(NCCL_INCLUDE_DIR)
+  set(XPB_HAVE_NCCL ON)
+  if(NCCL_LIBRARY)
+    message(STATUS "cuda backend: NCCL header in ${NCCL_INCLUDE_DIR}, library ${NCCL_LIBRARY} "
+                   "(loaded at run time)")
+  else()
+    message(STATUS "cuda backend: NCCL header in ${NCCL_INCLUDE_DIR}; no libnccl here (loaded "
+                   "at run time from the loader's path)")
+  endif()
+else()
+  message(STATUS "cuda backend: NCCL not found (nccl.h): built without data-parallel "
+                 "ALL_REDUCE (set NCCL_ROOT)")
+endif()

@@ -10,6 +10,11 @@
  *   tensor-core policies), fp32 masters and 16-bit shadows, RESHAPE sharing bytes, the fp16
  *   loss-scaling steps, and the refusals (bf16 / tf32 before sm_80, cuDNN's limits, unknown ops
  *   and attributes);
+ * - data-parallel programs (ALL_REDUCE, op set 2): one NCCL step per gradient over 2 ranks, a
+ *   bucket one NCCL group, gradients alive and unshared until their reduce and update, nothing
+ *   with one rank; the refusals (no NCCL in the build, non-fp32 tensors); NCCL's loader (a
+ *   missing library, a library that is not NCCL, the real one when the build found it), its
+ *   version strings, messages and wait limit; a rank's device;
  * - the peak FLOP/s table, the no-device sentences and the tuning cache. */
 #include <math.h>
 #include <setjmp.h>
@@ -21,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "coll.h"
 #include "loader.h"
 #include "model_program.h"
 #include "peak.h"
@@ -85,7 +91,7 @@ static const cux_target *target_for(uint32_t precision)
 static cux_plan *make_plan(const xpb_program *p, uint32_t precision, uint32_t fusion,
                            uint32_t keep_all)
 {
-    cux_options o = {precision, fusion, 0, keep_all, XPB_TRANSFER_RESIDENT};
+    cux_options o = {precision, fusion, 0, keep_all, XPB_TRANSFER_RESIDENT, 1, 0};
     cux_plan *plan = NULL;
     char err[CUX_ERR_SIZE] = "";
     xpb_status st = cux_plan_build(&plan, p, &o, target_for(precision), err, sizeof err);
@@ -146,6 +152,8 @@ static void check_plan(const cux_plan *plan, const char *what)
         }
         if (op->kind == XPB_OP_RESHAPE && plan->store[op->outputs[0]].alias == op->inputs[0])
             continue;
+        if (op->kind == XPB_OP_ALL_REDUCE && plan->opt.ranks <= 1)
+            continue; /* the mean over one rank: the identity, no step */
         if (!has_step_for(plan, i))
             fail_msg("%s: op %u (%s) has no step", what, i, xpb_op_name(op->kind));
     }
@@ -530,7 +538,7 @@ static void test_loss_scaling(void **state)
 static xpb_status try_plan(const xpb_program *p, uint32_t precision, const cux_target *t, char *err,
                            size_t size)
 {
-    cux_options o = {precision, 1, 0, 0, XPB_TRANSFER_RESIDENT};
+    cux_options o = {precision, 1, 0, 0, XPB_TRANSFER_RESIDENT, 1, 0};
     cux_plan *plan = NULL;
     xpb_status st = cux_plan_build(&plan, p, &o, t, err, size);
     assert_true((st == XPB_OK) == (plan != NULL));
@@ -793,6 +801,298 @@ static void test_tune_cache(void **state)
     assert_int_equal(cux_tune_count(), before + 1);
 }
 
+/* ---- data-parallel programs: ALL_REDUCE over NCCL ---- */
+
+/* conv6's training program for 2 ranks with buckets of `bucket_mb` MiB (lower_sync.c). */
+static xpb_model_program *create_dp(const char *model, double bucket_mb)
+{
+    xpb_run_config c;
+    memset(&c, 0, sizeof c);
+    c.model = (char *)model;
+    c.variant = "cifar";
+    c.batch = 4;
+    c.mode = XPB_MODE_TRAIN;
+    c.precision = XPB_PRECISION_FP32;
+    c.seed = 42;
+    c.lr = c.momentum = c.weight_decay = NAN;
+    c.backend = "cuda";
+    c.parallel = XPB_PARALLEL_DATA;
+    c.bucket_mb = bucket_mb;
+    c.world_size = 2;
+    xpb_model_program *mp = NULL;
+    xpb_err err = {{0}};
+    if (xpb_model_program_create(&mp, xpb_registry_model(registry, model), &c, &err) != XPB_OK)
+        fail_msg("%s data-parallel: %s", model, err.msg);
+    assert_int_equal(mp->program.opset, 2);
+    return mp;
+}
+
+static xpb_status plan_dp(cux_plan **plan, const xpb_program *p, uint32_t precision, uint32_t ranks,
+                          uint32_t collectives, char *err)
+{
+    cux_options o = {precision, 1, 0, 0, XPB_TRANSFER_RESIDENT, ranks, collectives};
+    return cux_plan_build(plan, p, &o, target_for(precision), err, CUX_ERR_SIZE);
+}
+
+static uint32_t count_kind(const xpb_program *p, uint32_t kind)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < p->n_ops; i++)
+        n += xpb_program_op(p, i)->kind == kind;
+    return n;
+}
+
+/* Every ALL_REDUCE has one NCCL step over its gradient in place, in fp32; the steps of a bucket
+ * are consecutive and one group (BEGIN on the first, END on the last); the gradient's buffer
+ * lives from before the reduce to the update that reads it. Returns the number of groups. */
+static uint32_t check_collectives(const cux_plan *plan, const char *what)
+{
+    const xpb_program *p = plan->prog;
+    uint32_t groups = 0, steps = 0;
+    for (uint32_t g = 0; g < plan->n_steps; g++) {
+        const cux_step *s = &plan->steps[g];
+        if (s->engine != CUX_ENG_COLL)
+            continue;
+        steps++;
+        const xpb_op *op = OP(plan, s->op);
+        assert_int_equal(op->kind, XPB_OP_ALL_REDUCE);
+        assert_int_equal(s->in[0].tensor, op->inputs[0]);
+        assert_int_equal(s->in[0].buf, s->out[0].buf);
+        assert_int_equal(s->in[0].type, CUX_F32);
+        const cux_buf *b = &plan->bufs[s->in[0].buf];
+        if (!b->pinned && !(b->first < g && g <= b->last))
+            fail_msg("%s: gradient of op %u is not alive at its reduce (step %u, buffer %u..%u)",
+                     what, s->op, g, b->first, b->last);
+        for (uint32_t h = g + 1; h < plan->n_steps; h++) /* and until its update */
+            if (plan->steps[h].engine == CUX_ENG_KERNEL &&
+                (plan->steps[h].kernel == CUX_K_SGD || plan->steps[h].kernel == CUX_K_ADAM) &&
+                plan->steps[h].in[1].buf == s->in[0].buf && h > b->last)
+                fail_msg("%s: gradient of op %u dies before its update", what, s->op);
+        uint32_t bucket = op->bucket;
+        int prev = g > 0 && plan->steps[g - 1].engine == CUX_ENG_COLL && bucket != 0 &&
+                   OP(plan, plan->steps[g - 1].op)->bucket == bucket;
+        int next = g + 1 < plan->n_steps && plan->steps[g + 1].engine == CUX_ENG_COLL &&
+                   bucket != 0 && OP(plan, plan->steps[g + 1].op)->bucket == bucket;
+        assert_int_equal(!!(s->flags & CUX_STEP_GROUP_BEGIN), !prev && next);
+        assert_int_equal(!!(s->flags & CUX_STEP_GROUP_END), prev && !next);
+        groups += !prev && next;
+    }
+    assert_int_equal(steps, count_kind(p, XPB_OP_ALL_REDUCE));
+    assert_int_equal(steps, plan->n_coll);
+    assert_int_equal(groups, plan->n_groups);
+    /* a bucket's ops are never split: every op of a bucket of several is inside one group */
+    uint32_t open_bucket = 0;
+    for (uint32_t g = 0; g < plan->n_steps; g++) {
+        const cux_step *s = &plan->steps[g];
+        if (s->engine != CUX_ENG_COLL) {
+            assert_int_equal(open_bucket, 0); /* nothing else runs inside a group */
+            continue;
+        }
+        const xpb_op *op = OP(plan, s->op);
+        if (s->flags & CUX_STEP_GROUP_BEGIN)
+            open_bucket = op->bucket;
+        uint32_t same = 0;
+        for (uint32_t j = 0; j < p->n_ops; j++)
+            same += xpb_program_op(p, j)->kind == XPB_OP_ALL_REDUCE && op->bucket != 0 &&
+                    xpb_program_op(p, j)->bucket == op->bucket;
+        if (same > 1 && open_bucket != op->bucket)
+            fail_msg("%s: op %u of bucket %u (%u ops) is not in its group", what, s->op, op->bucket,
+                     same);
+        if (s->flags & CUX_STEP_GROUP_END)
+            open_bucket = 0;
+    }
+    return groups;
+}
+
+static void test_all_reduce(void **state)
+{
+    (void)state;
+    /* buckets of 1 MiB: conv6's 9 MB of gradients in several multi-op buckets */
+    xpb_model_program *mp = create_dp("conv6", 1.0);
+    const xpb_program *p = &mp->program;
+    uint32_t n_ar = count_kind(p, XPB_OP_ALL_REDUCE);
+    assert_true(n_ar >= 8);
+    static const uint32_t policies[] = {XPB_PRECISION_FP32, XPB_PRECISION_TF32,
+                                        XPB_PRECISION_BF16_MIXED, XPB_PRECISION_FP16_MIXED};
+    for (int k = 0; k < 4; k++) {
+        cux_plan *plan = NULL;
+        char err[CUX_ERR_SIZE] = "", what[64];
+        snprintf(what, sizeof what, "conv6 2 ranks, policy %u", policies[k]);
+        if (plan_dp(&plan, p, policies[k], 2, 1, err) != XPB_OK)
+            fail_msg("%s: %s", what, err);
+        check_plan(plan, what);
+        uint32_t groups = check_collectives(plan, what);
+        assert_true(groups >= 1);
+        assert_true(groups < n_ar); /* buckets hold several gradients */
+        cux_plan_free(plan);
+    }
+    /* one rank (comm NULL or size 1): the identity, no step, no group, whatever the build */
+    for (uint32_t nccl = 0; nccl < 2; nccl++) {
+        cux_plan *plan = NULL;
+        char err[CUX_ERR_SIZE] = "";
+        if (plan_dp(&plan, p, XPB_PRECISION_FP32, 1, nccl, err) != XPB_OK)
+            fail_msg("one rank: %s", err);
+        check_plan(plan, "conv6 one rank");
+        assert_int_equal(plan->n_coll, 0);
+        assert_int_equal(plan->n_groups, 0);
+        assert_int_equal(count_steps(plan, CUX_ENG_COLL, 0), 0);
+        cux_plan_free(plan);
+    }
+    /* a build without NCCL refuses ALL_REDUCE over 2 ranks, by name and saying why */
+    {
+        cux_plan *plan = NULL;
+        char err[CUX_ERR_SIZE] = "";
+        assert_int_equal(plan_dp(&plan, p, XPB_PRECISION_FP32, 2, 0, err), XPB_UNSUPPORTED);
+        assert_null(plan);
+        assert_non_null(strstr(err, "ALL_REDUCE (layer "));
+        assert_non_null(strstr(err, "has no NCCL"));
+        assert_non_null(strstr(err, "2 ranks"));
+    }
+    xpb_model_program_free(mp);
+
+    /* bucket_mb 0: every gradient a bucket of its own, no group */
+    mp = create_dp("conv6", 0.0);
+    cux_plan *plan = NULL;
+    char err[CUX_ERR_SIZE] = "";
+    if (plan_dp(&plan, &mp->program, XPB_PRECISION_FP32, 2, 1, err) != XPB_OK)
+        fail_msg("bucket_mb 0: %s", err);
+    check_plan(plan, "conv6 bucket_mb 0");
+    assert_int_equal(check_collectives(plan, "conv6 bucket_mb 0"), 0);
+    assert_int_equal(plan->n_coll, count_kind(&mp->program, XPB_OP_ALL_REDUCE));
+    cux_plan_free(plan);
+    xpb_model_program_free(mp);
+
+    /* resnet18 (batch norm, residuals), the default 25 MiB buckets, fused and fp16-mixed */
+    mp = create_dp("resnet18", 25.0);
+    if (plan_dp(&plan, &mp->program, XPB_PRECISION_FP16_MIXED, 2, 1, err) != XPB_OK)
+        fail_msg("resnet18: %s", err);
+    check_plan(plan, "resnet18 2 ranks fp16-mixed");
+    assert_true(check_collectives(plan, "resnet18 2 ranks fp16-mixed") >= 1);
+    cux_plan_free(plan);
+    xpb_model_program_free(mp);
+}
+
+/* ALL_REDUCE of a tensor not stored in fp32 is refused by name. */
+static void test_all_reduce_refusals(void **state)
+{
+    (void)state;
+    xpb_model_program *mp = create_dp("conv6", 1.0);
+    xpb_program *p = &mp->program;
+    uint32_t ar = CUX_NONE, act_grad = CUX_NONE;
+    for (uint32_t i = 0; i < p->n_ops && ar == CUX_NONE; i++)
+        if (xpb_program_op(p, i)->kind == XPB_OP_ALL_REDUCE)
+            ar = i;
+    for (uint32_t t = 0; t < p->n_tensors && act_grad == CUX_NONE; t++)
+        if (xpb_program_tensor(p, t)->role == XPB_ROLE_ACTIVATION_GRAD &&
+            xpb_program_tensor(p, t)->dtype == XPB_DTYPE_F32)
+            act_grad = t;
+    assert_true(ar != CUX_NONE && act_grad != CUX_NONE);
+    xpb_op *op = &mp->ops[ar];
+    uint32_t grad = op->inputs[0];
+    cux_plan *plan = NULL;
+    char err[CUX_ERR_SIZE] = "";
+
+    /* an activation's gradient, stored in fp16 under fp16-mixed */
+    op->inputs[0] = act_grad;
+    assert_int_equal(plan_dp(&plan, p, XPB_PRECISION_FP16_MIXED, 2, 1, err), XPB_UNSUPPORTED);
+    assert_null(plan);
+    assert_non_null(strstr(err, "ALL_REDUCE (layer "));
+    assert_non_null(strstr(err, "stored in fp16"));
+    /* the same tensor in fp32 storage is fine */
+    if (plan_dp(&plan, p, XPB_PRECISION_FP32, 2, 1, err) != XPB_OK)
+        fail_msg("activation gradient in fp32: %s", err);
+    cux_plan_free(plan);
+    plan = NULL;
+    op->inputs[0] = grad;
+
+    /* (an int32 ALL_REDUCE never reaches the planner's own check: shapes.h's rule, which
+     * xpb_program_validate applies first, takes one F32 input) */
+    xpb_model_program_free(mp);
+}
+
+/* NCCL's loader, versions, messages and wait limit; a rank's device. */
+static void test_nccl_host_side(void **state)
+{
+    (void)state;
+    cux_nccl_lib lib;
+    char err[768] = "";
+    /* no library: a sentence saying what is missing and how to get it */
+    assert_int_equal(cux_nccl_load_from(&lib, "/nonexistent/libnccl.so.2", err, sizeof err),
+                     XPB_UNSUPPORTED);
+    assert_null(lib.handle);
+    assert_non_null(strstr(err, "NCCL cannot be loaded"));
+    assert_non_null(strstr(err, "/nonexistent/libnccl.so.2"));
+    assert_non_null(strstr(err, "XPB_NCCL_LIBRARY"));
+    /* a library that is not NCCL */
+    assert_int_equal(cux_nccl_load_from(&lib, "libm.so.6", err, sizeof err), XPB_UNSUPPORTED);
+    assert_non_null(strstr(err, "has no ncclGetVersion"));
+    /* the process-wide NCCL, from $XPB_NCCL_LIBRARY: the failure is said again on every call */
+    const cux_nccl_lib *got = (const cux_nccl_lib *)&lib;
+    setenv("XPB_NCCL_LIBRARY", "/nonexistent/libnccl-for-test.so.2", 1);
+    for (int k = 0; k < 2; k++) {
+        err[0] = '\0';
+        assert_int_equal(cux_nccl_get(&got, err, sizeof err), XPB_UNSUPPORTED);
+        assert_null(got);
+        assert_non_null(strstr(err, "libnccl-for-test.so.2"));
+    }
+    unsetenv("XPB_NCCL_LIBRARY");
+#ifdef XPB_TEST_NCCL_LIBRARY
+    /* the NCCL the build found: every entry point, its version (no GPU needed for these) */
+    if (cux_nccl_load_from(&lib, XPB_TEST_NCCL_LIBRARY, err, sizeof err) != XPB_OK)
+        fail_msg("%s: %s", XPB_TEST_NCCL_LIBRARY, err);
+    assert_true(lib.version >= CUX_NCCL_MIN_VERSION);
+    assert_true(lib.get_unique_id && lib.comm_init_rank && lib.comm_destroy && lib.comm_abort &&
+                lib.comm_get_async_error && lib.all_reduce && lib.group_start && lib.group_end);
+    assert_string_equal(lib.get_error_string(CUX_NCCL_SUCCESS), "no error");
+    assert_int_equal(strncmp(lib.version_text, "2.", 2), 0);
+    printf("NCCL found by the build: %s (%s)\n", lib.version_text, XPB_TEST_NCCL_LIBRARY);
+#else
+    printf("the build found no NCCL library: its loading was not checked\n");
+#endif
+    /* versions: the encoding changed at 2.9 */
+    char v[32];
+    cux_nccl_version_string(v, sizeof v, 2804);
+    assert_string_equal(v, "2.8.4");
+    cux_nccl_version_string(v, sizeof v, 20906);
+    assert_string_equal(v, "2.9.6");
+    cux_nccl_version_string(v, sizeof v, 22809);
+    assert_string_equal(v, "2.28.9");
+    /* messages: the op and its layer, the rank, the call, NCCL's words, where to look */
+    char msg[CUX_ERR_SIZE];
+    assert_int_equal(cux_nccl_message(msg, sizeof msg, "op 40 ALL_REDUCE (layer conv1)", 1, 2, 1,
+                                      "ncclAllReduce",
+                                      "remote process exited or there was a "
+                                      "network error",
+                                      "NET/Socket : peer closed connection"),
+                     XPB_DEVICE_ERROR);
+    assert_string_equal(msg, "cuda: op 40 ALL_REDUCE (layer conv1): rank 1 of 2 (device 1): "
+                             "ncclAllReduce: remote process exited or there was a network "
+                             "error: NET/Socket : peer closed connection (run with "
+                             "NCCL_DEBUG=INFO for NCCL's own account)");
+    cux_nccl_message(msg, sizeof msg, "compile", 0, 4, 0, "ncclCommInitRank",
+                     "unhandled cuda error (run with NCCL_DEBUG=INFO for details)", NULL);
+    assert_string_equal(msg, "cuda: compile: rank 0 of 4 (device 0): ncclCommInitRank: "
+                             "unhandled cuda error (run with NCCL_DEBUG=INFO for details)");
+    /* the wait limit: the host's XPB_DP_TIMEOUT */
+    unsetenv("XPB_DP_TIMEOUT");
+    assert_true(cux_nccl_timeout() == 900.0);
+    setenv("XPB_DP_TIMEOUT", "30", 1);
+    assert_true(cux_nccl_timeout() == 30.0);
+    setenv("XPB_DP_TIMEOUT", "0", 1);
+    assert_true(cux_nccl_timeout() < 0);
+    setenv("XPB_DP_TIMEOUT", "soon", 1);
+    assert_true(cux_nccl_timeout() == 900.0);
+    unsetenv("XPB_DP_TIMEOUT");
+    /* a rank's device: an explicit index stands; the default 0 spreads the local ranks */
+    assert_int_equal(cux_rank_device(0, 0, 1, 4), 0); /* one rank per host */
+    assert_int_equal(cux_rank_device(0, 1, 2, 2), 1); /* dp_check on 2 GPUs */
+    assert_int_equal(cux_rank_device(0, 3, 4, 8), 3);
+    assert_int_equal(cux_rank_device(3, 3, 4, 8), 3);  /* xpubench run: device 0 + local rank */
+    assert_int_equal(cux_rank_device(5, 3, 4, 8), 5);  /* device: 2 + local rank 3 */
+    assert_int_equal(cux_rank_device(0, 2, 4, 1), 0);  /* CUDA_VISIBLE_DEVICES per rank */
+    assert_int_equal(cux_rank_device(0, 2, 4, 2), -1); /* 4 ranks, 2 GPUs: two would share */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -802,6 +1102,8 @@ int main(void)
         cmocka_unit_test(test_loss_scaling),      cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_memory_reuse),      cmocka_unit_test(test_peak),
         cmocka_unit_test(test_reasons),           cmocka_unit_test(test_tune_cache),
+        cmocka_unit_test(test_all_reduce),        cmocka_unit_test(test_all_reduce_refusals),
+        cmocka_unit_test(test_nccl_host_side),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

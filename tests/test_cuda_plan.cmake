@@ -3,3 +3,7 @@
 target_link_libraries(${name} PRIVATE xpb_cuda_plan)
 add_dependencies(${name} model_conv6 model_vgg16 model_resnet18 model_cyclegan)
 set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+# NCCL's loader is checked against the library the build found (cmake/XpbCuda.cmake), when any.
+if(NCCL_LIBRARY)
+  target_compile_definitions(${name} PRIVATE XPB_TEST_NCCL_LIBRARY="${NCCL_LIBRARY}")
+endif()

@@ -8,18 +8,26 @@
  *   4. one workspace, the largest any step needs (cuDNN, cuBLASLt, the reductions' partials),
  *      shared by all steps since they run one after another on one stream; the variant packs
  *      and kernel parameter blocks bound to it;
- *   5. a warm-up: every phase once, step by step with a synchronisation after each, so that a
- *      failure names its op and every library has done its lazy initialisation; then the arena
- *      and records are reset (the host writes parameters and state after compile);
- *   6. one CUDA graph per phase, captured from the same enqueueing code, instantiated and
- *      uploaded. Under profiling, or with XPB_CUDA_EAGER=1 (a diagnostic), phases are
- *      enqueued step by step instead.
+ *   5. data-parallel programs (ALL_REDUCE over several ranks): the NCCL communicator,
+ *      bootstrapped over the host's (nccl.c), after every local resource so that the likely
+ *      failures come before any collective;
+ *   6. a warm-up: every phase once, step by step with a synchronisation after each, so that a
+ *      failure names its op and every library has done its lazy initialisation (NCCL connects
+ *      its ranks at the first collective, outside any capture); then the arena and records are
+ *      reset (the host writes parameters and state after compile);
+ *   7. one CUDA graph per phase, captured from the same enqueueing code, instantiated and
+ *      uploaded, NCCL collectives included (NCCL >= 2.9 supports capture; capturing is a
+ *      collective property, and every rank decides it alike). Under profiling, or with
+ *      XPB_CUDA_EAGER=1 (a diagnostic, to be set on every rank alike), phases are enqueued step
+ *      by step instead.
+ * A data-parallel rank first moves to its device (coll.h, cux_rank_device).
  * XPB_CUDA_NO_TUNE=1 takes the heuristics' first choice instead of timing; XPB_CUDA_DUMP=1
  * prints every step with its engine to stderr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "cux.h"
 
 int cux_tuning_on(void)
@@ -257,9 +265,9 @@ static xpb_status warm_up(xpb_executable *exe)
         return st;
     for (uint32_t k = 0; k < exe->prog->n_phases; k++)
         for (uint32_t g = exe->plan->phase_begin[k]; g < exe->plan->phase_end[k]; g++) {
-            if ((st = cux_enqueue(exe, &exe->steps[g])) != XPB_OK)
+            if ((st = cux_enqueue(exe, &exe->steps[g])) != XPB_OK ||
+                (st = cux_nccl_wait(exe, exe->steps[g].step->op, "compile: warm-up run")) != XPB_OK)
                 return st;
-            CUX_CUDA(exe, exe->steps[g].step->op, cudaStreamSynchronize(s), "compile: warm-up run");
         }
     /* back to the state after compile: zeroed tensors, fresh records and counters */
     CUX_CUDA(exe, CUX_NONE, cudaMemsetAsync(exe->arena, 0, (size_t)exe->plan->arena_bytes, s),
@@ -284,6 +292,7 @@ static void dump(const xpb_executable *exe, FILE *f)
         cux_op_label(exe->prog, s->op, label, sizeof label);
         const char *what = s->engine == CUX_ENG_CONV     ? rs->conv.engine
                            : s->engine == CUX_ENG_MATMUL ? "cuBLASLt"
+                           : s->engine == CUX_ENG_COLL   ? "NCCL all-reduce (avg)"
                                                          : cux_kernel_name(s->kernel);
         fprintf(f, "  %4u %-40s %-24s%s%s", g, label, what, rs->epilogue ? " +epilogue" : "",
                 s->engine == CUX_ENG_CONV && rs->conv.fused ? " (fused)" : "");
@@ -326,9 +335,19 @@ void cux_destroy(xpb_executable *exe)
 {
     if (!exe)
         return;
-    /* what is still running must finish before its memory goes */
+    /* what is still running must finish before its memory goes (collectives: within the
+     * limit, else the NCCL communicator is aborted, which ends them) */
     cux_released(cudaSetDevice(exe->be->device), "destroy: cudaSetDevice");
-    cux_released(cudaStreamSynchronize(exe->be->stream), "destroy: cudaStreamSynchronize");
+    if (exe->nccl) {
+        if (cux_nccl_wait(exe, CUX_NONE, "destroy: waiting for the stream") != XPB_OK)
+            cux_log(XPB_LOG_WARN, "%s", exe->err);
+        cux_released(cudaStreamSynchronize(exe->be->stream), "destroy: cudaStreamSynchronize");
+        cux_nccl_teardown(exe);
+    } else {
+        cux_released(cudaStreamSynchronize(exe->be->stream), "destroy: cudaStreamSynchronize");
+    }
+    if (exe->counted)
+        exe->be->live_exes--;
     uint32_t np = exe->prog->n_phases;
     for (uint32_t k = 0; exe->graph_exec && k < np; k++)
         if (exe->graph_exec[k])
@@ -367,9 +386,58 @@ void cux_destroy(xpb_executable *exe)
     free(exe);
 }
 
+/* The host's communicator when the run has several ranks (NULL otherwise), checked for what
+ * the cuda backend calls. */
+static xpb_status ranks_of(const xpb_communicator **out, xpb_backend *be,
+                           const xpb_compile_options *opts)
+{
+    const xpb_communicator *c = XPB_MEMBER_OR(opts, xpb_compile_options, comm, NULL);
+    *out = NULL;
+    if (!c || c->size <= 1)
+        return XPB_OK;
+    if (!XPB_HAS_MEMBER(c, xpb_communicator, last_error) || !c->broadcast ||
+        !c->allreduce_sum_f32 || !c->last_error || c->rank >= c->size)
+        return cux_error_msg(be->err, XPB_INVALID_ARGUMENT,
+                             "compile: the communicator (%u ranks) lacks broadcast, "
+                             "allreduce_sum_f32 or last_error, or its rank %u is out of range",
+                             c->size, c->rank);
+    *out = c;
+    return XPB_OK;
+}
+
+/* A data-parallel rank's device (coll.h, cux_rank_device): the backend moves there when it was
+ * opened on the default device 0 with several ranks on this host. */
+static xpb_status rank_device(xpb_backend *be, const xpb_communicator *comm)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return cux_cuda_error(be->err, NULL, CUX_NONE, e, "compile: cudaGetDeviceCount");
+    int device = cux_rank_device(be->device, comm->local_rank, comm->local_size, count);
+    if (device < 0)
+        return cux_error_msg(be->err, XPB_UNSUPPORTED,
+                             "compile: rank %u (local rank %u of %u on this host) would share one "
+                             "of the %d GPUs this process sees with another rank, which NCCL does "
+                             "not support: start at most %d ranks per host, or give each rank its "
+                             "own GPU (CUDA_VISIBLE_DEVICES)",
+                             comm->rank, comm->local_rank, comm->local_size, count, count);
+    xpb_status st = cux_backend_move(be, device);
+    if (st != XPB_OK)
+        return st;
+    if ((e = cudaSetDevice(be->device)) != cudaSuccess)
+        return cux_cuda_error(be->err, NULL, CUX_NONE, e, "compile: cudaSetDevice");
+    return XPB_OK;
+}
+
 xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program *prog,
                        const xpb_compile_options *opts)
 {
+    const xpb_communicator *comm = NULL;
+    xpb_status st = ranks_of(&comm, be, opts);
+    if (st == XPB_OK && comm)
+        st = rank_device(be, comm);
+    if (st != XPB_OK)
+        return st;
     cux_options o;
     memset(&o, 0, sizeof o);
     o.precision = XPB_MEMBER_OR(opts, xpb_compile_options, precision, XPB_PRECISION_FP32);
@@ -380,13 +448,17 @@ xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program 
         XPB_MEMBER_OR(opts, xpb_compile_options, transfer, (uint32_t)XPB_TRANSFER_RESIDENT);
     if (o.precision == 0)
         o.precision = XPB_PRECISION_FP32;
+    o.ranks = comm ? comm->size : 1;
+#ifdef XPB_CUDA_HAVE_NCCL
+    o.collectives = 1;
+#endif
     cux_target target = {be->cc_major, be->cc_minor};
     xpb_executable *exe = calloc(1, sizeof *exe);
     if (!exe)
         return cux_error_msg(be->err, XPB_OUT_OF_MEMORY, "compile: out of memory");
     exe->be = be;
     exe->prog = prog;
-    xpb_status st = cux_plan_build(&exe->plan, prog, &o, &target, be->err, sizeof be->err);
+    st = cux_plan_build(&exe->plan, prog, &o, &target, be->err, sizeof be->err);
     if (st != XPB_OK) {
         free(exe);
         return st;
@@ -396,6 +468,8 @@ xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program 
         goto fail;
     if (o.profiling && (st = make_events(exe)) != XPB_OK)
         goto fail;
+    if ((st = cux_nccl_setup(exe, comm)) != XPB_OK)
+        goto fail;
     if ((st = warm_up(exe)) != XPB_OK)
         goto fail;
     if (!o.profiling && !env_on("XPB_CUDA_EAGER") && (st = capture(exe)) != XPB_OK)
@@ -403,11 +477,14 @@ xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program 
     exe->prep_stale = exe->plan->n_prep > 0;
     if (env_on("XPB_CUDA_DUMP"))
         dump(exe, stderr);
+    exe->counted = 1;
+    be->live_exes++;
     *out = exe;
     return XPB_OK;
 
 fail:
     snprintf(be->err, sizeof be->err, "%s", exe->err);
+    cux_nccl_abort(exe); /* the other ranks must not wait for this one's collectives */
     cux_destroy(exe);
     return st;
 }

@@ -13,6 +13,8 @@
  *   exec.c      enqueueing the steps of a phase; capturing a phase into a CUDA graph
  *   run.c       run / synchronize / profile_read / memory_stats
  *   transfer.c  write / read / write_async and pinned host memory (host boundary conversions)
+ *   nccl.c      ALL_REDUCE: the NCCL communicator (bootstrap over the host's), its steps, the
+ *               bounded waits while collectives run, its teardown (coll.h loads NCCL)
  *
  * Compile once, run many: everything (descriptors, plans, algorithms, the arena, the workspace,
  * events, graphs) is created in compile; run() launches one graph per phase; nothing is
@@ -27,10 +29,13 @@
 #include <cuda_runtime_api.h>
 #include <cudnn_graph.h>
 
+#include <xpubench/comm.h>
+
 #include "kernels.h"
 #include "plan.h"
 
 struct cux_nvml; /* energy.c */
+struct cux_nccl; /* nccl.c */
 
 struct xpb_backend {
     int device;
@@ -42,6 +47,7 @@ struct xpb_backend {
     cudnnHandle_t cudnn;      /* bound to `stream` */
     cublasLtHandle_t lt;
     struct cux_nvml *nvml; /* NULL when NVML is absent (energy "not measured") */
+    uint32_t live_exes;    /* executables compiled and not destroyed (cux_backend_move) */
     char err[CUX_ERR_SIZE];
 };
 
@@ -109,12 +115,14 @@ struct xpb_executable {
     cux_stream_in *inputs;
     uint32_t n_inputs;
     /* profiling (steps launched one by one between events) */
-    cudaEvent_t *events;  /* per step: recorded before it; plus one after the last */
-    uint8_t *pending;     /* per phase: run since its events were last read */
-    double *op_seconds;   /* per op */
-    uint64_t *op_calls;   /* per op: completed runs of its phase */
-    uint64_t *phase_runs; /* per phase */
-    uint64_t host_bytes;  /* pinned host memory of this executable */
+    cudaEvent_t *events;   /* per step: recorded before it; plus one after the last */
+    uint8_t *pending;      /* per phase: run since its events were last read */
+    double *op_seconds;    /* per op */
+    uint64_t *op_calls;    /* per op: completed runs of its phase */
+    uint64_t *phase_runs;  /* per phase */
+    uint64_t host_bytes;   /* pinned host memory of this executable */
+    struct cux_nccl *nccl; /* ALL_REDUCE over several ranks; NULL otherwise (owned) */
+    int counted;           /* counted in be->live_exes */
     char err[CUX_ERR_SIZE];
 };
 
@@ -123,6 +131,11 @@ struct xpb_executable {
 /* One line to the host's log ("[cuda] ..."), when the host gave a log service; for what has
  * no status to return (a failed release in destroy or close). */
 void cux_log(xpb_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Moves the backend to `device` (a data-parallel rank's, coll.h): its streams and handles are
+ * made again there. XPB_INVALID_ARGUMENT while executables compiled on the old device exist;
+ * a failure leaves the backend without streams (its next calls fail). Message in be->err. */
+xpb_status cux_backend_move(xpb_backend *be, int device);
 
 /* ---- status.c ---- */
 
@@ -232,6 +245,29 @@ xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_event
 xpb_status cux_capture_phase(xpb_executable *exe, uint32_t phase);
 /* Runs the prep steps (batch-norm folding) now. */
 xpb_status cux_run_prep(xpb_executable *exe);
+
+/* ---- nccl.c ---- */
+
+/* Data-parallel programs (plan->n_coll > 0): loads NCCL, creates the executable's NCCL
+ * communicator over `comm` (collective: every rank calls it in the same order) and agrees with
+ * the other ranks that every one succeeded. Nothing when the plan has no collective step. */
+xpb_status cux_nccl_setup(xpb_executable *exe, const xpb_communicator *comm);
+/* Enqueues ALL_REDUCE step `rs` (in place, ncclAvg; a bucket's first step opens its NCCL group,
+ * its last closes it). */
+xpb_status cux_nccl_enqueue(xpb_executable *exe, const cux_run_step *rs);
+/* Waits for the backend's stream: cudaStreamSynchronize without NCCL; with it, polls the stream
+ * and ncclCommGetAsyncError within $XPB_DP_TIMEOUT, aborting the NCCL communicator on an error
+ * or at the limit. Failures name op `op` (CUX_NONE: `what`). */
+xpb_status cux_nccl_wait(xpb_executable *exe, uint32_t op, const char *what);
+/* Aborts the executable's NCCL communicator (a failure elsewhere on this rank: the others must
+ * not wait for its collectives); nothing without one. */
+void cux_nccl_abort(xpb_executable *exe);
+/* True once an error aborted the executable's NCCL communicator. */
+int cux_nccl_failed(const xpb_executable *exe);
+/* destroy: finalises and destroys the NCCL communicator (aborts it when that fails). */
+void cux_nccl_teardown(xpb_executable *exe);
+/* "NCCL 2.28.9", "NCCL absent" or "built without NCCL" into out (loads NCCL at first use). */
+void cux_nccl_versions(char *out, size_t size);
 
 /* ---- run.c ---- */
 

@@ -60,18 +60,20 @@ static void cuda_version(char *out, size_t size, int v)
     snprintf(out, size, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-/* "cuDNN 9.19.0, cuBLASLt 13.1.0, CUDA runtime 13.0 (static)". */
+/* "cuDNN 9.19.0, cuBLASLt 13.1.0, CUDA runtime 13.0 (static), NCCL 2.28.9". */
 static void library_string(char *out, size_t size)
 {
+    char nccl[64];
+    cux_nccl_versions(nccl, sizeof nccl);
     size_t dnn = cudnnGetVersion(), lt = cublasLtGetVersion();
     int rt = 0;
     if (cudaRuntimeGetVersion(&rt) != cudaSuccess)
         rt = CUDART_VERSION;
     char rts[16];
     cuda_version(rts, sizeof rts, rt);
-    snprintf(out, size, "cuDNN %zu.%zu.%zu, cuBLASLt %zu.%zu.%zu, CUDA runtime %s (static)",
+    snprintf(out, size, "cuDNN %zu.%zu.%zu, cuBLASLt %zu.%zu.%zu, CUDA runtime %s (static), %s",
              dnn / 10000, (dnn % 10000) / 100, dnn % 100, lt / 10000, (lt % 10000) / 100, lt % 100,
-             rts);
+             rts, nccl);
 }
 
 xpb_status cux_describe(int index, xpb_device_info *info, struct cux_nvml *nvml, char *reason,

@@ -1,5 +1,6 @@
 /* Enqueueing steps: one code path serves the warm-up, the capture of a phase into its CUDA
- * graph, profiling (steps between events, outside graph mode) and the prep steps. A phase ends
+ * graph (NCCL collectives included), profiling (steps between events, outside graph mode) and
+ * the prep steps. A phase ends
  * with the copy of its record (status, loss scaler) to pinned host memory, so that
  * synchronize() reads data-dependent errors without another round trip. */
 #include <stdio.h>
@@ -20,6 +21,8 @@ xpb_status cux_enqueue(xpb_executable *exe, cux_run_step *rs)
         if ((st = cux_mm_enqueue(exe, rs)) != XPB_OK)
             return st;
         break;
+    case CUX_ENG_COLL:
+        return cux_nccl_enqueue(exe, rs);
     default:
         break;
     }

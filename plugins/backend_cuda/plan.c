@@ -91,9 +91,10 @@ xpb_status cux_plan_build(cux_plan **out, const xpb_program *prog, const cux_opt
     plan->state_buf = CUX_NONE;
     xpb_status st;
     if ((st = cux_check_program(plan)) != XPB_OK || (st = tables(plan)) != XPB_OK ||
-        (st = cux_decide_storage(plan)) != XPB_OK || (st = cux_plan_fusion(plan)) != XPB_OK ||
-        (st = cux_decide_shadows(plan)) != XPB_OK || (st = cux_lower(plan)) != XPB_OK ||
-        (st = cux_place_buffers(plan)) != XPB_OK) {
+        (st = cux_decide_storage(plan)) != XPB_OK ||
+        (st = cux_check_all_reduce_storage(plan)) != XPB_OK ||
+        (st = cux_plan_fusion(plan)) != XPB_OK || (st = cux_decide_shadows(plan)) != XPB_OK ||
+        (st = cux_lower(plan)) != XPB_OK || (st = cux_place_buffers(plan)) != XPB_OK) {
         snprintf(err, err_size, "%s", plan->err);
         cux_plan_free(plan);
         return st;

@@ -15,6 +15,8 @@
  *                      where an engine needs another type or layout than the storage, the
  *                      bookkeeping steps of each phase, and the low-precision shadows of
  *                      parameters;
+ *                      ALL_REDUCE becomes one NCCL step per gradient, a bucket one NCCL group
+ *                      (nothing with one rank: the mean over one rank is the identity);
  *   5. plan_memory.c   places every buffer in one arena by the steps that use it.
  * Tensors cross the host boundary in the canonical layout (fp32 or int32, NCHW); transfer.c
  * converts to and from the storage. */
@@ -51,6 +53,10 @@ typedef struct cux_target {
 typedef struct cux_options {
     uint32_t precision; /* xpb_precision */
     uint32_t fusion, profiling, keep_all, transfer;
+    /* Data-parallel runs (ABI 1.2): the ranks ALL_REDUCE averages over (0 or 1: one process,
+     * ALL_REDUCE is the identity), and whether this build can run collectives (it found NCCL's
+     * header at build time; the library itself is loaded at compile, coll.h). */
+    uint32_t ranks, collectives;
 } cux_options;
 
 /* A piece of the arena. */
@@ -108,6 +114,7 @@ enum {
     CUX_ENG_CONV = 1,   /* a cuDNN operation graph: convolution (+ bias, residual, activation) */
     CUX_ENG_MATMUL = 2, /* cuBLASLt: linear layers (+ bias and ReLU epilogues) */
     CUX_ENG_KERNEL = 3, /* an own CUDA kernel (k_*.cu) */
+    CUX_ENG_COLL = 4,   /* an NCCL collective: ALL_REDUCE, the mean over the ranks, in place */
 };
 
 /* cuDNN convolution modes. A transposed convolution is the adjoint of a convolution: its
@@ -166,6 +173,11 @@ const char *cux_kernel_name(int kernel);
 /* Step flags. */
 #define CUX_STEP_SCALED (1u << 0)    /* a loss backward: multiply by the loss scale (fp16) */
 #define CUX_STEP_SKIPPABLE (1u << 1) /* an update: skipped when the loss scale overflowed */
+/* ALL_REDUCE steps of one bucket (consecutive ops with one non-zero bucket number) are one
+ * NCCL group: the first opens it (ncclGroupStart), the last closes it (ncclGroupEnd), which is
+ * when NCCL launches the whole bucket. A step with neither flag is a bucket of its own. */
+#define CUX_STEP_GROUP_BEGIN (1u << 2)
+#define CUX_STEP_GROUP_END (1u << 3)
 
 #define CUX_MAX_IN XPB_MAX_OP_INPUTS
 #define CUX_MAX_OUT XPB_MAX_OP_OUTPUTS
@@ -241,6 +253,8 @@ typedef struct cux_plan {
     uint64_t scratch_bytes; /* the largest workspace an own kernel needs */
     uint64_t arena_bytes;   /* end of the highest placed buffer */
     uint64_t peak_bytes;    /* most bytes live at one step: a lower bound of arena_bytes */
+    uint32_t n_coll;        /* ALL_REDUCE steps (0 with one rank: the identity has no step) */
+    uint32_t n_groups;      /* NCCL group calls among them (buckets of more than one op) */
     /* lowering state (plan_lower.c) */
     struct cux_copy *copies; /* converted copies valid in the current phase */
     uint32_t n_copies, cap_copies;
@@ -278,12 +292,13 @@ void cux_op_label(const xpb_program *prog, uint32_t op, char *buf, size_t size);
 
 xpb_status cux_fail(cux_plan *plan, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-xpb_status cux_check_program(cux_plan *plan);  /* plan_check.c */
-xpb_status cux_decide_storage(cux_plan *plan); /* plan_tensor.c */
-xpb_status cux_plan_fusion(cux_plan *plan);    /* plan_fusion.c */
-xpb_status cux_decide_shadows(cux_plan *plan); /* plan_tensor.c, after fusion */
-xpb_status cux_lower(cux_plan *plan);          /* plan_lower.c */
-xpb_status cux_place_buffers(cux_plan *plan);  /* plan_memory.c */
+xpb_status cux_check_program(cux_plan *plan);            /* plan_check.c */
+xpb_status cux_decide_storage(cux_plan *plan);           /* plan_tensor.c */
+xpb_status cux_check_all_reduce_storage(cux_plan *plan); /* plan_check.c, after storage */
+xpb_status cux_plan_fusion(cux_plan *plan);              /* plan_fusion.c */
+xpb_status cux_decide_shadows(cux_plan *plan);           /* plan_tensor.c, after fusion */
+xpb_status cux_lower(cux_plan *plan);                    /* plan_lower.c */
+xpb_status cux_place_buffers(cux_plan *plan);            /* plan_memory.c */
 xpb_status cux_buf_new(uint32_t *out, cux_plan *plan, uint64_t bytes, int kind, uint32_t tensor,
                        int pinned);             /* plan_tensor.c */
 int cux_host_visible(const xpb_tensor_desc *t); /* persistent or host-transferred */

@@ -2,7 +2,8 @@
  * policy against the device; the program's structure, tensors and ops by the SDK's shape rules
  * (shapes.h: xpb_program_validate, the rules of docs/ops.md that every backend shares, which
  * refuse by name an op or attribute of a later op set); and what this backend adds: phases in
- * program order, and what cuDNN cannot express. */
+ * program order, what cuDNN cannot express, and what its ALL_REDUCE (op set 2, NCCL) takes:
+ * fp32 tensors stored in fp32, and, over more than one rank, a build that has NCCL. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,6 +142,51 @@ static xpb_status check_conv_limits(cux_plan *plan, uint32_t i, const xpb_op *op
     return XPB_OK;
 }
 
+/* ALL_REDUCE: NCCL averages the bytes as they are stored (ncclFloat32, ncclAvg), so the tensor
+ * must be fp32 and stored in fp32 (a gradient always is; an activation's gradient under a
+ * 16-bit policy is not); every rank stores it in the same layout, since the layout follows from
+ * the precision policy alone, which all ranks share. Over several ranks the build must have
+ * NCCL. One rank (or none) needs nothing: the mean over one rank is the tensor itself. */
+static xpb_status check_all_reduce(cux_plan *plan, const char *label, const xpb_op *op)
+{
+    const xpb_tensor_desc *t = xpb_program_tensor(plan->prog, op->inputs[0]);
+    if (t->dtype != XPB_DTYPE_F32)
+        return cux_fail(plan, XPB_UNSUPPORTED,
+                        "%s: tensor '%s' is not fp32: the cuda backend averages fp32 tensors only "
+                        "(NCCL's ncclFloat32 with ncclAvg)",
+                        label, t->name ? t->name : "");
+    if (plan->opt.ranks > 1 && !plan->opt.collectives)
+        return cux_fail(plan, XPB_UNSUPPORTED,
+                        "%s: this build of the cuda backend has no NCCL (nccl.h was not found when "
+                        "it was built), so it cannot average gradients over %u ranks; install NCCL "
+                        "(NVIDIA's libnccl2 and libnccl-dev, or a CUDA toolkit that ships nccl.h) "
+                        "and build xpubench again (docs/backend-cuda.md)",
+                        label, plan->opt.ranks);
+    return XPB_OK;
+}
+
+/* The 16-bit policies store activation gradients in 16 bits (plan_tensor.c): an ALL_REDUCE of
+ * one is refused here, once storage is decided. */
+xpb_status cux_check_all_reduce_storage(cux_plan *plan)
+{
+    const xpb_program *p = plan->prog;
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        if (op->kind != XPB_OP_ALL_REDUCE || plan->store[op->inputs[0]].type == CUX_F32)
+            continue;
+        char label[256];
+        cux_op_label(p, i, label, sizeof label);
+        const xpb_tensor_desc *t = xpb_program_tensor(p, op->inputs[0]);
+        return cux_fail(plan, XPB_UNSUPPORTED,
+                        "%s: tensor '%s' is stored in %s under this precision policy: the cuda "
+                        "backend averages tensors stored in fp32 only (parameter gradients always "
+                        "are)",
+                        label, t->name ? t->name : "",
+                        plan->store[op->inputs[0]].type == CUX_BF16 ? "bf16" : "fp16");
+    }
+    return XPB_OK;
+}
+
 /* What this backend adds to the SDK's rules for op `i` (already validated). */
 static xpb_status check_op(cux_plan *plan, uint32_t i)
 {
@@ -148,11 +194,14 @@ static xpb_status check_op(cux_plan *plan, uint32_t i)
     const xpb_op *op = xpb_program_op(p, i);
     char label[256];
     cux_op_label(p, i, label, sizeof label);
-    if (xpb_op_opset(op->kind) != 1)
+    if (xpb_op_opset(op->kind) > 2)
         return cux_fail(plan, XPB_UNSUPPORTED,
-                        "%s: not an op of op set 1, which is all the cuda backend implements",
+                        "%s: not an op of op sets 1 and 2, which is all the cuda backend "
+                        "implements",
                         label);
     switch (op->kind) {
+    case XPB_OP_ALL_REDUCE:
+        return check_all_reduce(plan, label, op);
     case XPB_OP_CONV_T2D:
     case XPB_OP_CONV_T2D_BWD_DATA:
     case XPB_OP_CONV_T2D_BWD_WEIGHTS:

@@ -7,6 +7,9 @@
  *   linear layers                              a cuBLASLt matmul (CUX_ENG_MATMUL)
  *   everything else                            an own kernel (CUX_ENG_KERNEL), which reads and
  *       writes any storage type and layout, so it needs no conversion
+ *   ALL_REDUCE (op set 2)                      an NCCL all-reduce (CUX_ENG_COLL) of the tensor's
+ *       storage, in place, with ncclAvg; the ops of one bucket one NCCL group; nothing at all
+ *       with one rank (the mean over one rank is the tensor itself)
  *
  * cuDNN reads its operands in the policy's type and the 4-D layout; cuBLASLt in the policy's
  * type, row-major. An operand stored otherwise is converted into a temporary before the step
@@ -633,6 +636,67 @@ static xpb_status unscale_grads(cux_plan *plan, uint32_t first_update)
     return XPB_OK;
 }
 
+/* ---- collectives ---- */
+
+/* The bucket number of op `i` (0: a bucket of its own; read only when the program's ops have
+ * the member, ABI 1.2). */
+static uint32_t bucket_of(const cux_plan *plan, uint32_t i)
+{
+    return XPB_OP_HAS(plan->prog, bucket) ? OP(plan, i)->bucket : 0;
+}
+
+/* True when op `j` is an ALL_REDUCE of op `i`'s bucket: a non-zero bucket number, the same
+ * phase (shapes.h checked that a bucket's ops are consecutive and in one phase). */
+static int same_bucket(const cux_plan *plan, uint32_t i, uint32_t j)
+{
+    return j < plan->prog->n_ops && OP(plan, j)->kind == XPB_OP_ALL_REDUCE &&
+           bucket_of(plan, i) != 0 && bucket_of(plan, j) == bucket_of(plan, i) &&
+           plan->op_phase[j] == plan->op_phase[i];
+}
+
+/* ALL_REDUCE op `i`: one NCCL step over the tensor's storage, in place. Its view names the
+ * gradient's buffer, so the memory plan keeps the gradient alive (and its bytes unshared) from
+ * the backward op that writes it through this step to the update that reads it; everything
+ * runs on one stream, so the reduce sees the finished gradient and the update the reduced one.
+ * The steps of a bucket are consecutive (the ops are, and none needs a conversion) and form one
+ * NCCL group: no memory-plan constraint (a bucket's gradients need not be contiguous) and no
+ * packing copies, while NCCL still launches the whole bucket at once. */
+static xpb_status lower_all_reduce(cux_plan *plan, uint32_t i, int seen_update)
+{
+    if (plan->opt.ranks <= 1)
+        return XPB_OK; /* the identity: no step */
+    const xpb_op *op = OP(plan, i);
+    if (plan->scaled && seen_update) {
+        /* the phase's updates run on gradients unscaled per rank before this reduce: a
+         * non-finite gradient on one rank would skip the update there only */
+        char label[256];
+        cux_op_label(plan->prog, i, label, sizeof label);
+        return cux_fail(plan, XPB_UNSUPPORTED,
+                        "%s: comes after an optimizer update of its phase; under fp16-mixed the "
+                        "cuda backend needs every ALL_REDUCE of a phase before its first update "
+                        "(as the host emits them)",
+                        label);
+    }
+    cux_step s = new_step(plan, i, CUX_ENG_COLL, 0);
+    s.n_in = s.n_out = 1;
+    xpb_status st = stored(plan, op->inputs[0], &s.in[0]);
+    if (st != XPB_OK)
+        return st;
+    invalidate(plan, op->inputs[0]); /* written in place: converted copies are stale */
+    s.out[0] = s.in[0];
+    int first = !(i > 0 && same_bucket(plan, i, i - 1)), last = !same_bucket(plan, i, i + 1);
+    if (!(first && last)) {
+        if (first) {
+            s.flags |= CUX_STEP_GROUP_BEGIN;
+            plan->n_groups++;
+        }
+        if (last)
+            s.flags |= CUX_STEP_GROUP_END;
+    }
+    plan->n_coll++;
+    return commit(plan, &s);
+}
+
 /* ---- phases ---- */
 
 static int phase_updates(const cux_plan *plan, uint32_t phase)
@@ -676,6 +740,8 @@ static xpb_status lower_op(cux_plan *plan, uint32_t i, int *seen_update)
         return lower_linear(plan, i);
     case XPB_OP_RESHAPE:
         return lower_reshape(plan, i);
+    case XPB_OP_ALL_REDUCE:
+        return lower_all_reduce(plan, i, *seen_update);
     case XPB_OP_SGD_UPDATE:
     case XPB_OP_ADAM_UPDATE:
         if (plan->scaled && !*seen_update) {

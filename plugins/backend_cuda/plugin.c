@@ -1,7 +1,8 @@
-/* The cuda backend's ABI glue (ABI 1.1): descriptor, function table, device listing without a
+/* The cuda backend's ABI glue (ABI 1.2): descriptor, function table, device listing without a
  * context (device_count, describe_device), open / close (one stream pair, one cuDNN handle,
- * one cuBLASLt handle, NVML when present), device_info, energy, pinned host memory, and the
- * thin entry points over compile.c, run.c and transfer.c. No call here aborts or prints: a
+ * one cuBLASLt handle, NVML when present) and the move of a data-parallel rank to its device,
+ * device_info, energy, pinned host memory, and the thin entry points over compile.c, run.c and
+ * transfer.c. No call here aborts or prints: a
  * missing driver or GPU is XPB_NO_DEVICE with the reason in last_error(NULL). */
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,13 +74,13 @@ static xpb_status cux_api_describe_device(uint32_t index, xpb_device_info *out)
 
 /* ---- open / close ---- */
 
-static void cux_api_close(xpb_backend *be)
+/* Releases the streams, handles and NVML of the backend (not the backend itself). */
+static void release_device(xpb_backend *be)
 {
-    if (!be)
-        return;
     if (be->stream || be->cudnn || be->lt)
         cux_released(cudaSetDevice(be->device), "close: cudaSetDevice");
     cux_nvml_close(be->nvml);
+    be->nvml = NULL;
     if (be->lt)
         cux_released_lt(cublasLtDestroy(be->lt), "close: cublasLtDestroy");
     if (be->cudnn)
@@ -88,7 +89,49 @@ static void cux_api_close(xpb_backend *be)
         cux_released(cudaStreamDestroy(be->copy_stream), "close: cudaStreamDestroy");
     if (be->stream)
         cux_released(cudaStreamDestroy(be->stream), "close: cudaStreamDestroy");
+    be->lt = NULL;
+    be->cudnn = NULL;
+    be->copy_stream = be->stream = NULL;
+}
+
+static void cux_api_close(xpb_backend *be)
+{
+    if (!be)
+        return;
+    release_device(be);
     free(be);
+}
+
+/* The context (the primary one), streams, handles and NVML of device be->device; message in
+ * err (CUX_ERR_SIZE bytes). */
+static xpb_status acquire_device(xpb_backend *be, char *err)
+{
+    xpb_status st;
+    cudaError_t e = cudaSetDevice(be->device);
+    if (e != cudaSuccess)
+        return cux_cuda_error(err, NULL, CUX_NONE, e, "open: cudaSetDevice");
+    if ((st = cux_read_properties(be)) != XPB_OK) {
+        snprintf(err, CUX_ERR_SIZE, "%s", be->err);
+        return st;
+    }
+    cux_target t = {be->cc_major, be->cc_minor};
+    if (!cux_target_precisions(&t))
+        return cux_error_msg(err, XPB_NO_DEVICE, "device %d is %s (sm_%d%d): %s", be->device,
+                             be->name, be->cc_major, be->cc_minor,
+                             cux_target_refusal(&t, XPB_PRECISION_FP32));
+    if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking)) != cudaSuccess)
+        return cux_cuda_error(err, NULL, CUX_NONE, e, "open: cudaStreamCreate");
+    cudnnStatus_t s = cudnnCreate(&be->cudnn);
+    if (s == CUDNN_STATUS_SUCCESS)
+        s = cudnnSetStream(be->cudnn, be->stream);
+    if (s != CUDNN_STATUS_SUCCESS)
+        return cux_cudnn_error(err, NULL, CUX_NONE, s, "open: cudnnCreate");
+    cublasStatus_t b = cublasLtCreate(&be->lt);
+    if (b != CUBLAS_STATUS_SUCCESS)
+        return cux_cublas_error(err, NULL, CUX_NONE, b, "open: cublasLtCreate");
+    be->nvml = cux_nvml_open(be->device); /* NULL: energy not measured */
+    return XPB_OK;
 }
 
 static xpb_status cux_api_open(xpb_backend **out, uint32_t device_index)
@@ -108,46 +151,32 @@ static xpb_status cux_api_open(xpb_backend **out, uint32_t device_index)
     if (!be)
         return set_open_err(XPB_OUT_OF_MEMORY, "open: out of memory");
     be->device = (int)device_index;
-    xpb_status st;
-    cudaError_t e = cudaSetDevice(be->device);
-    if (e != cudaSuccess) {
-        st = cux_cuda_error(open_err, NULL, CUX_NONE, e, "open: cudaSetDevice");
-        goto close_be;
+    xpb_status st = acquire_device(be, open_err);
+    if (st != XPB_OK) {
+        cux_api_close(be);
+        return st;
     }
-    if ((st = cux_read_properties(be)) != XPB_OK) {
-        snprintf(open_err, sizeof open_err, "%s", be->err);
-        goto close_be;
-    }
-    cux_target t = {be->cc_major, be->cc_minor};
-    if (!cux_target_precisions(&t)) {
-        st = set_open_err(XPB_NO_DEVICE, "device %u is %s (sm_%d%d): %s", device_index, be->name,
-                          be->cc_major, be->cc_minor, cux_target_refusal(&t, XPB_PRECISION_FP32));
-        goto close_be;
-    }
-    if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-        (e = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking)) != cudaSuccess) {
-        st = cux_cuda_error(open_err, NULL, CUX_NONE, e, "open: cudaStreamCreate");
-        goto close_be;
-    }
-    cudnnStatus_t s = cudnnCreate(&be->cudnn);
-    if (s == CUDNN_STATUS_SUCCESS)
-        s = cudnnSetStream(be->cudnn, be->stream);
-    if (s != CUDNN_STATUS_SUCCESS) {
-        st = cux_cudnn_error(open_err, NULL, CUX_NONE, s, "open: cudnnCreate");
-        goto close_be;
-    }
-    cublasStatus_t b = cublasLtCreate(&be->lt);
-    if (b != CUBLAS_STATUS_SUCCESS) {
-        st = cux_cublas_error(open_err, NULL, CUX_NONE, b, "open: cublasLtCreate");
-        goto close_be;
-    }
-    be->nvml = cux_nvml_open(be->device); /* NULL: energy not measured */
     open_err[0] = '\0';
     *out = be;
     return XPB_OK;
+}
 
-close_be:
-    cux_api_close(be);
+xpb_status cux_backend_move(xpb_backend *be, int device)
+{
+    if (device == be->device)
+        return XPB_OK;
+    if (be->live_exes)
+        return cux_error_msg(be->err, XPB_INVALID_ARGUMENT,
+                             "compile: this data-parallel rank must run on device %d, but the "
+                             "backend was opened on device %d and already holds %u executables "
+                             "there: open it on device %d",
+                             device, be->device, be->live_exes, device);
+    release_device(be);
+    be->device = device;
+    char err[CUX_ERR_SIZE];
+    xpb_status st = acquire_device(be, err);
+    if (st != XPB_OK)
+        snprintf(be->err, sizeof be->err, "%s", err);
     return st;
 }
 
@@ -313,7 +342,7 @@ static const xpb_backend_api cux_api = {
     .host_free = cux_api_host_free,
 };
 
-XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cuda", "1.0.0",
-                  "NVIDIA GPUs (sm_75+): cuDNN 9 graphs, cuBLASLt, one CUDA graph per phase; "
-                  "fp32, tf32, bf16-mixed, fp16-mixed",
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cuda", "1.1.0",
+                  "NVIDIA GPUs (sm_75+): cuDNN 9 graphs, cuBLASLt, one CUDA graph per phase, "
+                  "NCCL for data-parallel runs; fp32, tf32, bf16-mixed, fp16-mixed",
                   XPB_CAP_FUSION, &cux_api)

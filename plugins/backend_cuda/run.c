@@ -1,5 +1,6 @@
 /* The timed part: run() launches the phase's CUDA graph (one launch, nothing else: no
- * allocation, no descriptor, no synchronisation); synchronize() waits for the stream and
+ * allocation, no descriptor, no synchronisation); synchronize() waits for the stream (with NCCL
+ * collectives in flight: polling NCCL's asynchronous errors, within $XPB_DP_TIMEOUT) and
  * reports asynchronous failures and the data-dependent errors the kernels recorded in the
  * phase records (ops.md "Errors at run time"). Under profiling, run() enqueues the steps
  * between events instead, and synchronize() adds their times to their ops. */
@@ -13,6 +14,10 @@ xpb_status cux_run(xpb_executable *exe, uint32_t phase)
         return cux_error_msg(exe->err, XPB_INVALID_ARGUMENT,
                              "run: phase %u does not exist (the program has %u phases)", phase,
                              exe->prog->n_phases);
+    if (cux_nccl_failed(exe))
+        return cux_error_msg(exe->err, XPB_DEVICE_ERROR,
+                             "run: an earlier NCCL failure aborted this executable's NCCL "
+                             "communicator (that failure's message said why): compile again");
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "run: cudaSetDevice");
     xpb_status st;
     if (exe->prep_stale) { /* a folded parameter changed: recompute, once, before the step */
@@ -80,6 +85,11 @@ static xpb_status record_error(xpb_executable *exe, cux_phase_rec *r)
 xpb_status cux_synchronize(xpb_executable *exe)
 {
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "synchronize: cudaSetDevice");
+    if (exe->nccl) { /* collectives in flight: a bounded wait that watches NCCL's errors */
+        xpb_status sw = cux_nccl_wait(exe, CUX_NONE, "synchronize: the step's ALL_REDUCE ops");
+        if (sw != XPB_OK)
+            return sw;
+    }
     cudaError_t e = cudaStreamSynchronize(exe->be->stream);
     if (e != cudaSuccess)
         return cux_error_msg(exe->err,
