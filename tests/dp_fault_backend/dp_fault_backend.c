@@ -1,4 +1,4 @@
-/* "dp_fault": the reference backend (loaded from DP_FAULT_INNER) that fails on one rank of a
+/* "dp_fault": the reference backend (loaded from WRAPPED_INNER) that fails on one rank of a
  * data-parallel run on purpose, so that tests can prove every rank ends the run, names the rank
  * and the cause, and goes on with the next run. Every call goes to cpu_ref, except where
  * $XPB_DP_FAULT ("<rank>:<what>[:<n>]") says:
@@ -12,14 +12,13 @@
  *                     seconds) is written there first
  * The rank is the communicator's (compile options), or for open() the launcher's
  * (OMPI_COMM_WORLD_RANK). Without XPB_DP_FAULT it is exactly cpu_ref. */
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <xpubench/backend.h>
+#include "wrapped_backend.h"
 
 struct xpb_executable {
     xpb_executable *inner; /* cpu_ref's executable */
@@ -28,8 +27,6 @@ struct xpb_executable {
     char err[256];
 };
 
-static void *inner_handle;
-static const xpb_backend_api *inner;
 static char open_err[256];    /* the injected failure of open() */
 static char compile_err[256]; /* the injected failure of compile() */
 
@@ -190,26 +187,13 @@ static const xpb_plugin_descriptor descriptor = {
     .opset = XPB_OPSET_VERSION,
 };
 
-__attribute__((destructor)) static void unload_inner(void)
-{
-    if (inner_handle)
-        dlclose(inner_handle);
-}
-
 XPB_PLUGIN_QUERY
 {
     *out = &descriptor;
     if (host_major != XPB_ABI_MAJOR)
         return XPB_INCOMPATIBLE;
-    if (!inner) {
-        inner_handle = dlopen(DP_FAULT_INNER, RTLD_NOW | RTLD_LOCAL);
-        xpb_plugin_query_fn query =
-            inner_handle ? (xpb_plugin_query_fn)dlsym(inner_handle, XPB_PLUGIN_QUERY_SYMBOL) : NULL;
-        const xpb_plugin_descriptor *d = NULL;
-        if (!query || query(&d, host_major, host_minor, host) != XPB_OK || !d ||
-            d->kind != XPB_PLUGIN_BACKEND)
-            return XPB_INTERNAL;
-        inner = d->api;
-    }
+    const xpb_plugin_descriptor *d = NULL;
+    if (wrapped_load_inner(&d, host_major, host_minor, host) != XPB_OK)
+        return XPB_INTERNAL;
     return XPB_OK;
 }

@@ -1,4 +1,4 @@
-/* "fake_meter": the reference backend (loaded from FAKE_METER_INNER) with an energy meter
+/* "fake_meter": the reference backend (loaded from WRAPPED_INNER) with an energy meter
  * whose readings the test decides, so that the host's energy maths (joules over the timed
  * steps, average watts, samples per joule) can be checked end to end on a machine without a
  * readable meter. $XPB_FAKE_METER says what the meter reads, in joules since the backend was
@@ -8,16 +8,13 @@
  *   watts=W      W joules per second of monotonic time: the average power is W
  *   both, comma-separated, add up; "fail" makes every reading fail (the run then says why
  *   energy was not measured). Unset: per_run=0.5. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <xpubench/backend.h>
+#include "wrapped_backend.h"
 
-static void *inner_handle;
-static const xpb_backend_api *inner;
 static unsigned long long runs; /* run() calls since load */
 static double opened_at;        /* monotonic seconds at open */
 static int failed;              /* the last reading failed */
@@ -141,27 +138,14 @@ static xpb_plugin_descriptor descriptor = {
     .opset = XPB_OPSET_VERSION,
 };
 
-__attribute__((destructor)) static void unload_inner(void)
-{
-    if (inner_handle)
-        dlclose(inner_handle);
-}
-
 XPB_PLUGIN_QUERY
 {
     *out = &descriptor;
     if (host_major != XPB_ABI_MAJOR)
         return XPB_INCOMPATIBLE;
-    if (!inner) {
-        inner_handle = dlopen(FAKE_METER_INNER, RTLD_NOW | RTLD_LOCAL);
-        xpb_plugin_query_fn query =
-            inner_handle ? (xpb_plugin_query_fn)dlsym(inner_handle, XPB_PLUGIN_QUERY_SYMBOL) : NULL;
-        const xpb_plugin_descriptor *d = NULL;
-        if (!query || query(&d, host_major, host_minor, host) != XPB_OK || !d ||
-            d->kind != XPB_PLUGIN_BACKEND)
-            return XPB_INTERNAL;
-        inner = d->api;
-        descriptor.caps = d->caps; /* what cpu_ref honours, this backend honours */
-    }
+    const xpb_plugin_descriptor *d = NULL;
+    if (wrapped_load_inner(&d, host_major, host_minor, host) != XPB_OK)
+        return XPB_INTERNAL;
+    descriptor.caps = d->caps; /* what cpu_ref honours, this backend honours */
     return XPB_OK;
 }

@@ -1,4 +1,4 @@
-/* "faulty_ref": the reference backend (loaded from FAULTY_INNER) with a wrong kernel, so that
+/* "faulty_ref": the reference backend (loaded from WRAPPED_INNER) with a wrong kernel, so that
  * tests can prove the conformance suite and verification fail one. Every call goes to cpu_ref;
  * read() then perturbs a tensor written by an op of kind $XPB_FAULTY_OP (its xpb_op_name, e.g.
  * "CONV2D") as $XPB_FAULTY_KIND says:
@@ -7,20 +7,16 @@
  *   nan      the first element NaN
  *   negate   every element negated (a ReLU that lets the wrong side through)
  * Without XPB_FAULTY_OP it is exactly cpu_ref. */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <xpubench/backend.h>
+#include "wrapped_backend.h"
 
 struct xpb_executable {
     xpb_executable *inner;      /* cpu_ref's executable */
     const xpb_program *program; /* the caller's, valid until destroy */
 };
-
-static void *inner_handle;
-static const xpb_backend_api *inner;
 
 /* Whether tensor t of p is an output of an op of kind `kind`. */
 static int written_by(const xpb_program *p, uint32_t t, const char *kind)
@@ -156,26 +152,13 @@ static const xpb_plugin_descriptor descriptor = {
     .opset = XPB_OPSET_VERSION,
 };
 
-__attribute__((destructor)) static void unload_inner(void)
-{
-    if (inner_handle)
-        dlclose(inner_handle);
-}
-
 XPB_PLUGIN_QUERY
 {
     *out = &descriptor;
     if (host_major != XPB_ABI_MAJOR)
         return XPB_INCOMPATIBLE;
-    if (!inner) {
-        inner_handle = dlopen(FAULTY_INNER, RTLD_NOW | RTLD_LOCAL);
-        xpb_plugin_query_fn query =
-            inner_handle ? (xpb_plugin_query_fn)dlsym(inner_handle, XPB_PLUGIN_QUERY_SYMBOL) : NULL;
-        const xpb_plugin_descriptor *d = NULL;
-        if (!query || query(&d, host_major, host_minor, host) != XPB_OK || !d ||
-            d->kind != XPB_PLUGIN_BACKEND)
-            return XPB_INTERNAL;
-        inner = d->api;
-    }
+    const xpb_plugin_descriptor *d = NULL;
+    if (wrapped_load_inner(&d, host_major, host_minor, host) != XPB_OK)
+        return XPB_INTERNAL;
     return XPB_OK;
 }
