@@ -852,6 +852,9 @@ static void test_table(void **state)
     assert_non_null(strstr(line, " -  "));
     assert_non_null(strstr(out, "resnet18 "));
     assert_null(strstr(out, "resnet18/"));
+    /* nothing ran and the device is unknown: the run neither fused nor not */
+    assert_false(row_has(out, "resnet-infer", " yes "));
+    assert_false(row_has(out, "resnet-infer", " no "));
     free(out);
 
     /* A comparison with an interval shows it, and says when it is no real difference. */

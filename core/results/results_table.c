@@ -163,6 +163,7 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col,
     const json_t *config = json_object_get(run, "config");
     const json_t *metrics = json_object_get(run, "metrics");
     const json_t *v;
+    int has;
     char a[48], b[48], c[48]; /* three fit in one cell */
     switch (col) {
     case C_ID:
@@ -211,8 +212,11 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col,
         break;
     case C_FUSED:
         v = json_object_get(config, "fusion");
-        if (device_has(run, "fusion") == 0) /* the backend does not fuse: nothing to say */
+        has = device_has(run, "fusion");
+        if (has == 0) /* the backend does not fuse: nothing to say */
             snprintf(buf, size, "n/a");
+        else if (has < 0 && !json_is_object(metrics))
+            snprintf(buf, size, "-"); /* nothing ran (no device): it neither fused nor not */
         else
             snprintf(buf, size, "%s", json_is_true(v) ? "yes" : json_is_false(v) ? "no" : "-");
         break;
