@@ -171,6 +171,40 @@ static void test_matching(void **state)
     json_decref(b);
 }
 
+/* A version-1 document has no allow_emulated, parallel or world_size: its runs match runs
+ * measured since with the values their absence means (one process, no emulation), and no
+ * other. */
+static void test_version1_documents(void **state)
+{
+    (void)state;
+    json_t *a = fx_doc(NULL), *b = fx_doc(NULL);
+    fx_add(a, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(100)});
+    fx_add(a, &(fx_run){.id = "y", .batch = 2, .tp = TIGHT(100)});
+    fx_add(b, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(100)});
+    fx_add(b, &(fx_run){.id = "y", .batch = 2, .tp = TIGHT(100)});
+    fx_finish(a);
+    fx_finish(b);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *old_cfg = json_object_get(json_array_get(json_object_get(a, "runs"), i), "config");
+        json_t *new_cfg = json_object_get(json_array_get(json_object_get(b, "runs"), i), "config");
+        json_object_del(old_cfg, "allow_emulated");
+        json_object_set_new(new_cfg, "allow_emulated", json_false());
+        json_object_set_new(new_cfg, "parallel", json_string("none"));
+        json_object_set_new(new_cfg, "world_size", json_integer(i == 0 ? 1 : 2));
+    }
+    xpb_diff c;
+    assert_int_equal(xpb_diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(row(&c, "x")->verdict, XPB_DIFF_SAME);
+    /* two ranks are not what a version-1 run measured */
+    int only_new = 0;
+    for (size_t i = 0; i < c.n; i++)
+        only_new += strcmp(c.rows[i].id, "y") == 0 && c.rows[i].verdict == XPB_DIFF_ONLY_NEW;
+    assert_int_equal(only_new, 1);
+    xpb_diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
 /* What xpb_diff_print prints, NUL-terminated; the caller frees it. */
 static char *printed(const xpb_diff *c)
 {
@@ -226,7 +260,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_itself), cmocka_unit_test(test_slower_and_faster),
         cmocka_unit_test(test_threshold),      cmocka_unit_test(test_status_changes),
-        cmocka_unit_test(test_matching),       cmocka_unit_test(test_text),
+        cmocka_unit_test(test_matching),       cmocka_unit_test(test_version1_documents),
+        cmocka_unit_test(test_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
