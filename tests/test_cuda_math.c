@@ -1,7 +1,7 @@
 /* The per-element and index maths of the cuda backend's own kernels (plugins/backend_cuda/
  * elem_math.h, index_math.h), compiled here as C, against the reference backend's kernels and
  * against brute force: activations and their backward (bit for bit), dropout's mask stream
- * (bit for bit with program.h's xpb_dropout_*, indexed canonically whatever the storage
+ * (program.h's xpb_dropout_*, indexed canonically whatever the storage
  * layout), the losses' backward and the optimizer steps (bit for bit), batch and instance norm
  * forward and backward (the kernels' shifted statistics and coefficient form, also on badly
  * conditioned data), pooling windows and their inverse, reflection padding and its inverse, the
@@ -129,28 +129,21 @@ static void test_activations(void **state)
 
 /* ---- dropout ---- */
 
+/* The kernels call program.h's xpb_dropout_* themselves (compiled for the device); what is
+ * checked here is the part of docs/ops.md a port most easily gets wrong: the boundary u == p
+ * keeps the element, p = 0 keeps all with factor 1, p = 1 drops all without dividing by 0. */
 static void test_dropout_stream(void **state)
 {
     (void)state;
-    static const uint64_t seeds[] = {0, 1, 42, 0x8000000000000005ull, 0xFFFFFFFFFFFFFFFFull};
-    static const uint64_t calls[] = {0, 1, 7, 1000000};
-    static const float ps[] = {0.0f, 0.25f, 0.5f, 0.999f, 1.0f};
-    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
-        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
-            uint64_t h = xpb_dropout_stream(seeds[s], calls[c]);
-            assert_true(cux_dropout_stream(seeds[s], calls[c]) == h);
-            for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
-                for (int64_t i = 0; i < 4096; i += (i < 64 ? 1 : 97))
-                    assert_true(same_bits(cux_dropout_factor(h, i, ps[k]),
-                                          xpb_dropout_factor(h, i, ps[k])));
-            assert_true(same_bits(cux_dropout_factor(h, (int64_t)1 << 40, 0.3f),
-                                  xpb_dropout_factor(h, (int64_t)1 << 40, 0.3f)));
-        }
-    /* the boundary u == p keeps the element */
     uint64_t h = xpb_dropout_stream(9, 3);
     float u = (float)(xpb_splitmix64(h + 5) >> 40) * 0x1p-24f;
-    assert_true(cux_dropout_factor(h, 5, u) > 0.0f);
-    assert_true(same_bits(cux_dropout_factor(h, 5, u), xpb_dropout_factor(h, 5, u)));
+    assert_true(xpb_dropout_factor(h, 5, u) > 0.0f);
+    assert_true(xpb_dropout_factor(h, 5, nextafterf(u, 2.0f)) == 0.0f);
+    for (int64_t i = 0; i < 1000; i++) {
+        assert_true(xpb_dropout_factor(h, i, 0.0f) == 1.0f);
+        assert_true(xpb_dropout_factor(h, i, 1.0f) == 0.0f);
+    }
+    assert_true(xpb_dropout_stream(9, 3) != xpb_dropout_stream(9, 4));
 }
 
 /* The kernel indexes the mask stream canonically: an NHWC tensor gets the mask cpu_ref draws
@@ -176,12 +169,12 @@ static void test_dropout_layouts(void **state)
                      .err = err,
                      .err_size = sizeof err};
     assert_int_equal(ref_dropout(&a), XPB_OK);
-    uint64_t h = cux_dropout_stream(1234, 1);
+    uint64_t h = xpb_dropout_stream(1234, 1);
     for (int64_t i = 0; i < T; i++) { /* i: NHWC storage offset, as the kernel walks */
         int64_t n, c, hh, w;
         cux_coords(CUX_NHWC, C, H, W, i, &n, &c, &hh, &w);
         int64_t f = ((n * C + c) * H + hh) * W + w;
-        nhwc[i] = cux_dropout_factor(h, f, 0.3f);
+        nhwc[i] = xpb_dropout_factor(h, f, 0.3f);
     }
     for (int64_t f = 0; f < T; f++) {
         int64_t n, c, hh, w;

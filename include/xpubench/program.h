@@ -315,11 +315,18 @@ static inline size_t xpb_tensor_bytes(const xpb_tensor_desc *t)
     return (size_t)xpb_tensor_numel(t) * 4u; /* f32 and i32 are both 4 bytes */
 }
 
+/* Functions of this header that device code may call as well (a CUDA backend's kernels). */
+#ifdef __CUDACC__
+#define XPB_HOST_DEVICE __host__ __device__
+#else
+#define XPB_HOST_DEVICE
+#endif
+
 /* DROPOUT's mask stream (docs/ops.md), here so that every backend draws the same mask bit for
- * bit: xpb_dropout_stream once per execution of the op (call_index = earlier executions of
- * it in this executable), then xpb_dropout_factor per row-major element index i: the factor
- * y[i] = x[i] * factor, 0 or 1 / (1 - p). */
-static inline uint64_t xpb_splitmix64(uint64_t z)
+ * bit, on the host or in device code: xpb_dropout_stream once per execution of the op
+ * (call_index = earlier executions of it in this executable), then xpb_dropout_factor per
+ * row-major element index i: the factor y[i] = x[i] * factor, 0 or 1 / (1 - p). */
+static inline XPB_HOST_DEVICE uint64_t xpb_splitmix64(uint64_t z)
 {
     z += 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -327,12 +334,12 @@ static inline uint64_t xpb_splitmix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static inline uint64_t xpb_dropout_stream(uint64_t seed, uint64_t call_index)
+static inline XPB_HOST_DEVICE uint64_t xpb_dropout_stream(uint64_t seed, uint64_t call_index)
 {
     return xpb_splitmix64(seed + 0x9E3779B97F4A7C15ull * (call_index + 1));
 }
 
-static inline float xpb_dropout_factor(uint64_t stream, int64_t i, float p)
+static inline XPB_HOST_DEVICE float xpb_dropout_factor(uint64_t stream, int64_t i, float p)
 {
     float u = (float)(xpb_splitmix64(stream + (uint64_t)i) >> 40) * 0x1p-24f; /* exact in fp32 */
     return u >= p ? 1.0f / (1.0f - p) : 0.0f; /* u < 1, so p >= 1 drops everything, never 1/0 */

@@ -51,31 +51,8 @@ CUX_HD float cux_act_bwd(int act, float alpha, float dy, float y)
     }
 }
 
-/* ---- dropout: the mask stream of docs/ops.md, bit for bit program.h's xpb_dropout_* ----
- * Restated here because program.h's functions are host-only C; tests/test_cuda_math.c checks
- * that these equal xpb_dropout_stream / xpb_dropout_factor for many seeds, calls, indices and
- * probabilities, including the boundary u == p. */
-
-CUX_HD uint64_t cux_splitmix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* The stream of the op's `call_index`-th execution (xpb_dropout_stream). */
-CUX_HD uint64_t cux_dropout_stream(uint64_t seed, uint64_t call_index)
-{
-    return cux_splitmix64(seed + 0x9E3779B97F4A7C15ull * (call_index + 1));
-}
-
-/* The factor of flat element i: 0 or 1 / (1 - p) (xpb_dropout_factor). */
-CUX_HD float cux_dropout_factor(uint64_t stream, int64_t i, float p)
-{
-    float u = (float)(cux_splitmix64(stream + (uint64_t)i) >> 40) * 0x1p-24f;
-    return u >= p ? 1.0f / (1.0f - p) : 0.0f;
-}
+/* ---- dropout: the mask stream of docs/ops.md is program.h's xpb_dropout_stream and
+ * xpb_dropout_factor, which compile for the device too (XPB_HOST_DEVICE). ---- */
 
 /* ---- losses (ops.md "Losses"; f is the op's factor, computed by the caller in double) ---- */
 

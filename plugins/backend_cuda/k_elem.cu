@@ -79,13 +79,13 @@ __global__ void k_epilogue(cux_tview y, cux_tview bias, cux_tview resid, int act
 __global__ void k_dropout(cux_tview x, cux_tview y, cux_tview mask, uint64_t seed, float p,
                           const uint64_t *counter)
 {
-    uint64_t stream = cux_dropout_stream(seed, *counter);
+    uint64_t stream = xpb_dropout_stream(seed, *counter);
     CUX_FOR(i, cux_numel(y))
     {
         int64_t n, c, h, w;
         cux_coords(y.layout, y.c, y.h, y.w, i, &n, &c, &h, &w);
         int64_t f = ((n * y.c + c) * y.h + h) * y.w + w;
-        float m = cux_dropout_factor(stream, f, p);
+        float m = xpb_dropout_factor(stream, f, p);
         cux_st(y, i, cux_ld(x, cux_same(y, x, i)) * m);
         if (mask.p)
             cux_st(mask, cux_same(y, mask, i), m);
