@@ -76,24 +76,6 @@ int lb_filter_any(const struct lb_filter *f)
                  f->batch > 0 || f->world_size > 0);
 }
 
-static void bind_filter(struct lb_stmt *s, const struct lb_filter *f)
-{
-    lb_stmt_text(s, 1, f ? f->model : NULL);
-    lb_stmt_text(s, 2, f ? f->variant : NULL);
-    lb_stmt_text(s, 3, f ? f->mode : NULL);
-    lb_stmt_text(s, 4, f ? f->precision : NULL);
-    lb_stmt_text(s, 5, f ? f->backend : NULL);
-    if (f && f->batch > 0)
-        lb_stmt_int(s, 6, f->batch);
-    else
-        lb_stmt_text(s, 6, NULL);
-    if (f && f->world_size > 0)
-        lb_stmt_int(s, 7, f->world_size);
-    else
-        lb_stmt_text(s, 7, NULL);
-    lb_stmt_text(s, 8, f ? f->submitter : NULL);
-}
-
 static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f);
 static int kept_tables_answer(const struct lb_filter *f);
 
@@ -107,7 +89,7 @@ static xpb_status count_groups(long long *total, struct lb_db *db, const struct 
     if (kept)
         bind_group_filter(s, f);
     else
-        bind_filter(s, f);
+        lb_bind_filter(s, f);
     int rc = lb_stmt_step(s);
     *total = rc == LB_STEP_ROW ? lb_col_int(s, 0) : 0;
     xpb_status st = rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "counting tables", err);
@@ -143,7 +125,7 @@ static struct lb_stmt *groups_stmt(int *first_param, struct lb_db *db, const str
     if (s && kept)
         bind_group_filter(s, f);
     else if (s)
-        bind_filter(s, f);
+        lb_bind_filter(s, f);
     *first_param = kept ? 6 : 9;
     return s;
 }

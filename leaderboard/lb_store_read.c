@@ -103,22 +103,10 @@ xpb_status lb_store_submission_doc(struct lb_submission_info *info, json_t **doc
     return XPB_OK;
 }
 
+/* The filter (parameters 1..8) and whether any is set (9). */
 static void bind_list_filter(struct lb_stmt *s, const struct lb_filter *f)
 {
-    lb_stmt_text(s, 1, f ? f->model : NULL);
-    lb_stmt_text(s, 2, f ? f->variant : NULL);
-    lb_stmt_text(s, 3, f ? f->mode : NULL);
-    lb_stmt_text(s, 4, f ? f->precision : NULL);
-    lb_stmt_text(s, 5, f ? f->backend : NULL);
-    if (f && f->batch > 0)
-        lb_stmt_int(s, 6, f->batch);
-    else
-        lb_stmt_text(s, 6, NULL);
-    if (f && f->world_size > 0)
-        lb_stmt_int(s, 7, f->world_size);
-    else
-        lb_stmt_text(s, 7, NULL);
-    lb_stmt_text(s, 8, f ? f->submitter : NULL);
+    lb_bind_filter(s, f);
     lb_stmt_int(s, 9, lb_filter_any(f));
 }
 

@@ -1,4 +1,4 @@
-/* Run rows out of query results (see lb_store_rows.h). */
+/* Run rows out of query results, and the filter that selects them (see lb_store_rows.h). */
 #include "lb_store_rows.h"
 
 #include <stdlib.h>
@@ -7,6 +7,24 @@
 xpb_status lb_store_db_error(struct lb_db *db, const char *what, xpb_err *err)
 {
     return xpb_err_set(err, XPB_IO_ERROR, "database: %s: %s", what, lb_db_errmsg(db));
+}
+
+void lb_bind_filter(struct lb_stmt *s, const struct lb_filter *f)
+{
+    lb_stmt_text(s, 1, f ? f->model : NULL);
+    lb_stmt_text(s, 2, f ? f->variant : NULL);
+    lb_stmt_text(s, 3, f ? f->mode : NULL);
+    lb_stmt_text(s, 4, f ? f->precision : NULL);
+    lb_stmt_text(s, 5, f ? f->backend : NULL);
+    if (f && f->batch > 0)
+        lb_stmt_int(s, 6, f->batch);
+    else
+        lb_stmt_text(s, 6, NULL);
+    if (f && f->world_size > 0)
+        lb_stmt_int(s, 7, f->world_size);
+    else
+        lb_stmt_text(s, 7, NULL);
+    lb_stmt_text(s, 8, f ? f->submitter : NULL);
 }
 
 void lb_read_run_row(struct lb_run_row *r, struct lb_stmt *s)

@@ -1,5 +1,5 @@
-/* What the store's query modules share (internal to lb_store_*.c): the columns of a run row,
- * reading them, and collecting a statement's rows. */
+/* What the store's query modules share (internal to lb_store_*.c): the filter parameters, the
+ * columns of a run row, reading them, and collecting a statement's rows. */
 #ifndef LB_STORE_ROWS_H
 #define LB_STORE_ROWS_H
 
@@ -16,6 +16,10 @@
 #define LB_RUN_N_COLUMNS 30
 #define LB_RUN_JOINS                                                                               \
     "JOIN submissions s ON s.id = r.submission_id JOIN tokens t ON t.id = s.token_id "
+
+/* Binds filter f (NULL: none) to parameters 1..8 of s, in the order model, variant, mode,
+ * precision, backend, batch, world size, submitter; an unset filter binds NULL. */
+void lb_bind_filter(struct lb_stmt *s, const struct lb_filter *f);
 
 /* Reads the LB_RUN_COLUMNS of the current row of s. */
 void lb_read_run_row(struct lb_run_row *r, struct lb_stmt *s);
