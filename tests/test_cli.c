@@ -19,78 +19,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "cli_harness.h"
 #include "npy.h"
 #include "results.h"
-
-static char tmpdir[256];
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = calloc(1, (size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-        buf[0] = 0;
-    fclose(f);
-    return buf;
-}
-
-/* Starts xpubench with argv (NULL-terminated, without the program), stdout/stderr to files. */
-static pid_t spawn(const char *const *args)
-{
-    char out[300], err[300];
-    snprintf(out, sizeof out, "%s/stdout", tmpdir);
-    snprintf(err, sizeof err, "%s/stderr", tmpdir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        const char *argv[32] = {XPB_TEST_BINARY_DIR "/xpubench"};
-        for (int i = 0; args[i] && i < 30; i++)
-            argv[i + 1] = args[i];
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_exit(pid_t pid)
-{
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Runs xpubench; returns its exit code; *out and *err (when not NULL) get what it printed. */
-static int xpb(char **out, char **err, ...)
-{
-    const char *args[32];
-    int n = 0;
-    va_list ap;
-    va_start(ap, err);
-    for (const char *a; n < 31 && (a = va_arg(ap, const char *));)
-        args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    int rc = wait_exit(spawn(args));
-    char path[300];
-    if (out) {
-        snprintf(path, sizeof path, "%s/stdout", tmpdir);
-        *out = slurp(path);
-    }
-    if (err) {
-        snprintf(path, sizeof path, "%s/stderr", tmpdir);
-        *err = slurp(path);
-    }
-    return rc;
-}
 
 static const char *write_scenario(const char *name, const char *text)
 {

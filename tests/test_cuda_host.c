@@ -26,9 +26,9 @@
 
 #include <xpubench/xpubench.h>
 
-#define PLUGIN XPB_TEST_PLUGIN_DIR "/backend_cuda.so"
+#include "cli_harness.h"
 
-static char tmpdir[256];
+#define PLUGIN XPB_TEST_PLUGIN_DIR "/backend_cuda.so"
 
 static int driver_present(void)
 {
@@ -52,53 +52,6 @@ static int teardown(void **state)
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = calloc(1, (size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-        buf[0] = 0;
-    fclose(f);
-    return buf;
-}
-
-/* Runs xpubench with the NULL-terminated arguments; returns its exit code; *out and *err get
- * what it printed (owned by the caller). */
-static int xpb(char **out, char **err, ...)
-{
-    const char *argv[32] = {XPB_TEST_BINARY_DIR "/xpubench"};
-    int n = 1;
-    va_list ap;
-    va_start(ap, err);
-    for (const char *a; n < 31 && (a = va_arg(ap, const char *));)
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    char o[300], e[300];
-    snprintf(o, sizeof o, "%s/stdout", tmpdir);
-    snprintf(e, sizeof e, "%s/stderr", tmpdir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    *out = slurp(o);
-    *err = slurp(e);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* ---- the plugin through the ABI ---- */

@@ -16,66 +16,20 @@
 
 #include <cmocka.h>
 
+#include "cli_harness.h"
 #include "test_report_fixture.h"
-
-static char dir[256];
 
 #define TIGHT(x)                                                                                   \
     {                                                                                              \
         (x) * 1.000, (x)*1.001, (x)*0.999                                                          \
     }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = calloc(1, (size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-        buf[0] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Runs xpubench with the NULL-terminated arguments; *out and *err (may be NULL) get what it
- * printed (the caller frees them). Returns the exit code. */
-static int xpb(char **out, char **err, ...)
-{
-    const char *argv[32] = {XPB_TEST_BINARY_DIR "/xpubench"};
-    va_list ap;
-    va_start(ap, err);
-    for (int i = 1; i < 31 && (argv[i] = va_arg(ap, const char *)); i++)
-        ;
-    va_end(ap);
-    char o[300], e[300];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-        dup2(open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (out)
-        *out = slurp(o);
-    if (err)
-        *err = slurp(e);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static const char *path(const char *name)
 {
     static char buf[4][300];
     static int next;
     char *p = buf[next++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
     return p;
 }
 
@@ -107,9 +61,9 @@ static void write_doc(const char *name, double scale, int threads)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "%s/xpb_report_cli_XXXXXX",
+    snprintf(tmpdir, sizeof tmpdir, "%s/xpb_report_cli_XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(mkdtemp(tmpdir));
     write_doc("a.json", 1, 2);
     write_doc("slow.json", 0.55, 1);
     FILE *f = fopen(path("bad.json"), "w");
@@ -122,7 +76,7 @@ static int teardown(void **state)
 {
     (void)state;
     char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
 }
 
