@@ -4,10 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "lb_api.h"
 #include "lb_json_shape.h"
-#include "results.h"
+#include "results/results.h"
 
 /* Retry-After of a token over its daily quota, and of a full upload budget. */
 #define QUOTA_RETRY_S 3600

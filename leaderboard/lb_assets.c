@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 /* Generated arrays (lb_assets_data_*.c): content plus a NUL, and the length without it. */
 extern const unsigned char lb_css[];

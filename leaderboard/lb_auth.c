@@ -6,7 +6,7 @@
 #include <strings.h>
 #include <sys/random.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 #define PUBLIC_HEX 16
 #define SECRET_HEX 64

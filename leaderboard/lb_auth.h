@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_db.h"
 
 #define LB_TOKEN_LEN (4 + 16 + 1 + 64) /* without the NUL */

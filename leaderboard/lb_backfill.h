@@ -4,7 +4,7 @@
 #ifndef LB_BACKFILL_H
 #define LB_BACKFILL_H
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_db.h"
 
 /* Migration 2: runs' device_kind (from device.kind of a version-2 document; "unknown" for

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 int lb_cmd_serve(int argc, char **argv);
 int lb_cmd_token(int argc, char **argv);

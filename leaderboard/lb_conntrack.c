@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 #define SWEEP_INTERVAL_NS 100000000L /* 0.1 s */
 

@@ -22,7 +22,7 @@
 #ifndef LB_CONNTRACK_H
 #define LB_CONNTRACK_H
 
-#include "error.h"
+#include "base/errmsg.h"
 
 enum lb_conn_state { LB_CONN_HEAD, LB_CONN_BODY, LB_CONN_BUSY, LB_CONN_SENDING };
 

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 #define LB_DB_FILE "leaderboard.sqlite3"
 /* Most parameters one statement binds. */

@@ -8,7 +8,7 @@
 #ifndef LB_MIGRATE_H
 #define LB_MIGRATE_H
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_db.h"
 
 /* The schema version this build creates and expects. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "lb_escape.h"
 #include "lb_filter.h"
 #include "lb_page_table.h"

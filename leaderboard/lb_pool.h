@@ -3,7 +3,7 @@
 #ifndef LB_POOL_H
 #define LB_POOL_H
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_db.h"
 
 struct lb_pool;

@@ -12,7 +12,7 @@
 
 #include <microhttpd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "lb_api.h"
 #include "lb_conntrack.h"
 #include "lb_escape.h"

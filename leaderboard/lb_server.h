@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_app.h"
 
 struct lb_server_opts {

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_db.h"
 
 #define LB_NAME_MAX 64  /* model, variant, backend names; tool.version */

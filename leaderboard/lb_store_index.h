@@ -11,7 +11,7 @@
 #ifndef LB_STORE_INDEX_H
 #define LB_STORE_INDEX_H
 
-#include "error.h"
+#include "base/errmsg.h"
 #include "lb_db.h"
 #include "lb_store.h"
 

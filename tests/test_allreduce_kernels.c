@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "loader.h"
-#include "program_abi.h"
+#include "plugin/loader.h"
+#include "program/program_abi.h"
 
 static xpb_registry *registry;
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 
 static char *make_temp_dir(void)
 {

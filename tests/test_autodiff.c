@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "loader.h"
-#include "model_program.h"
-#include "session.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
+#include "run/session.h"
 
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
@@ -138,17 +138,15 @@ static const xpb_model_api twice_api = {sizeof(xpb_model_api), NULL, 0, twice_bu
 static const xpb_model_api misfit_api = {sizeof(xpb_model_api), NULL, 0, misfit_build};
 static const xpb_model_api gan2_api = {sizeof(xpb_model_api), NULL, 0, gan2_build};
 
-static xpb_run_config config(const char *model, uint32_t batch, uint32_t mode)
+static xpb_program_options config(const char *model, uint32_t batch, uint32_t mode)
 {
-    xpb_run_config c = {.model = (char *)model,
-                        .batch = batch,
-                        .mode = mode,
-                        .precision = XPB_PRECISION_FP32,
-                        .seed = 7,
-                        .lr = 0.0,
-                        .momentum = 0.0,
-                        .weight_decay = 0.0,
-                        .backend = "cpu_ref"};
+    xpb_program_options c = {.model = model,
+                             .batch = batch,
+                             .mode = mode,
+                             .seed = 7,
+                             .lr = 0.0,
+                             .momentum = 0.0,
+                             .weight_decay = 0.0};
     return c;
 }
 
@@ -173,7 +171,7 @@ static void test_structure(void **state)
     (void)state;
     xpb_model_program *mp;
     xpb_err err = {{0}};
-    xpb_run_config c = config("tiny", 2, XPB_MODE_TRAIN);
+    xpb_program_options c = config("tiny", 2, XPB_MODE_TRAIN);
     assert_int_equal(xpb_model_program_create(&mp, &tiny_api, &c, &err), XPB_OK);
     assert_int_equal(mp->n_phases, 1);
     /* pool1's output feeds conv2 and the add: its gradient is a sum. */
@@ -224,7 +222,7 @@ static void test_builder_errors(void **state)
     (void)state;
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
-    xpb_run_config c = config("twice", 1, XPB_MODE_TRAIN);
+    xpb_program_options c = config("twice", 1, XPB_MODE_TRAIN);
     assert_int_equal(xpb_model_program_create(&mp, &twice_api, &c, &err), XPB_INVALID_ARGUMENT);
     assert_non_null(strstr(err.msg, "'D.weight' declared twice"));
     assert_non_null(strstr(err.msg, "model 'twice'"));
@@ -240,7 +238,7 @@ static void test_phases(void **state)
     (void)state;
     xpb_model_program *mp;
     xpb_err err = {{0}};
-    xpb_run_config c = config("gan2", 2, XPB_MODE_TRAIN);
+    xpb_program_options c = config("gan2", 2, XPB_MODE_TRAIN);
     assert_int_equal(xpb_model_program_create(&mp, &gan2_api, &c, &err), XPB_OK);
     assert_int_equal(mp->n_phases, 2);
     const xpb_phase *gen = &mp->phases[0], *disc = &mp->phases[1];
@@ -306,7 +304,7 @@ static void gradcheck_program(const xpb_model_api *model, const char *name)
 {
     xpb_model_program *mp;
     xpb_err err = {{0}};
-    xpb_run_config c = config(name, 2, XPB_MODE_TRAIN);
+    xpb_program_options c = config(name, 2, XPB_MODE_TRAIN);
     assert_int_equal(xpb_model_program_create(&mp, model, &c, &err), XPB_OK);
     xpb_session s;
     xpb_compile_options o = {

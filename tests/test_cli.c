@@ -20,8 +20,8 @@
 #include <jansson.h>
 
 #include "cli_harness.h"
-#include "npy.h"
-#include "results.h"
+#include "check/npy.h"
+#include "results/results.h"
 
 static const char *write_scenario(const char *name, const char *text)
 {

@@ -14,7 +14,7 @@
 
 #include <xpubench/backend.h>
 
-#include "compare.h"
+#include "check/judge.h"
 
 /* n values of U(-1, 1) from a fixed LCG stream; owned by the caller (free). */
 static float *random_tensor(int64_t n, uint32_t seed)

@@ -17,11 +17,12 @@
 
 #include <cmocka.h>
 
-#include "conformance.h"
-#include "loader.h"
-#include "model_program.h"
-#include "names.h"
-#include "verify.h"
+#include "check/conformance.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
+#include "base/names.h"
+#include "check/verify.h"
+#include "scenario/run_config.h"
 
 static xpb_registry *registry;
 
@@ -186,10 +187,11 @@ static xpb_verify_result verify(const char *op, const char *kind)
 {
     xpb_run_config cfg;
     conv6_config(&cfg);
+    xpb_program_options po = xpb_run_config_program(&cfg);
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
     assert_int_equal(
-        xpb_model_program_create(&mp, xpb_registry_model(registry, "conv6"), &cfg, &err), XPB_OK);
+        xpb_model_program_create(&mp, xpb_registry_model(registry, "conv6"), &po, &err), XPB_OK);
     xpb_verify_result r;
     fault(op, kind);
     xpb_status st =

@@ -27,9 +27,9 @@
 #include "isa.h"
 #endif
 
-#include "conformance.h"
-#include "loader.h"
-#include "program_abi.h"
+#include "check/conformance.h"
+#include "plugin/loader.h"
+#include "program/program_abi.h"
 
 static xpb_registry *registry;
 

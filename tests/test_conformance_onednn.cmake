@@ -28,11 +28,6 @@ if(TARGET backend_cpu_onednn AND TARGET backend_cpu_ref)
   set_tests_properties(test_onednn_api_avx512_core PROPERTIES ENVIRONMENT
     "XPB_PLUGIN_PATH=;XPB_NO_PROGRESS=1;DNNL_MAX_CPU_ISA=AVX512_CORE;XPB_TEST_EXPECT_BF16=emulated")
 
-  # The plugin's object files depend on each other in layers: "a uses a symbol b defines" has no
-  # cycle (tools/objdeps.sh prints the graph and names the files of any cycle).
-  add_test(NAME onednn_objects_acyclic
-    COMMAND sh ${CMAKE_SOURCE_DIR}/plugins/backend_cpu_onednn/tools/objdeps.sh
-      $<TARGET_OBJECTS:backend_cpu_onednn> $<TARGET_OBJECTS:xpb_onednn_isa>)
 else()
   set_tests_properties(test_conformance_onednn PROPERTIES DISABLED TRUE)
 endif()

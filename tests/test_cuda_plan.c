@@ -27,8 +27,8 @@
 #include <cmocka.h>
 
 #include "coll.h"
-#include "loader.h"
-#include "model_program.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
 #include "peak.h"
 #include "plan.h"
 #include "reason.h"
@@ -64,16 +64,14 @@ static int teardown(void **state)
 static xpb_model_program *create(const char *model, const char *variant, uint32_t batch,
                                  uint32_t mode)
 {
-    xpb_run_config c;
+    xpb_program_options c;
     memset(&c, 0, sizeof c);
-    c.model = (char *)model;
-    c.variant = (char *)variant;
+    c.model = model;
+    c.variant = variant;
     c.batch = batch;
     c.mode = mode;
-    c.precision = XPB_PRECISION_FP32;
     c.seed = 42;
     c.lr = c.momentum = c.weight_decay = NAN;
-    c.backend = "cuda";
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
     if (xpb_model_program_create(&mp, xpb_registry_model(registry, model), &c, &err) != XPB_OK)
@@ -806,17 +804,15 @@ static void test_tune_cache(void **state)
 /* conv6's training program for 2 ranks with buckets of `bucket_mb` MiB (lower_sync.c). */
 static xpb_model_program *create_dp(const char *model, double bucket_mb)
 {
-    xpb_run_config c;
+    xpb_program_options c;
     memset(&c, 0, sizeof c);
-    c.model = (char *)model;
+    c.model = model;
     c.variant = "cifar";
     c.batch = 4;
     c.mode = XPB_MODE_TRAIN;
-    c.precision = XPB_PRECISION_FP32;
     c.seed = 42;
     c.lr = c.momentum = c.weight_decay = NAN;
-    c.backend = "cuda";
-    c.parallel = XPB_PARALLEL_DATA;
+    c.average_gradients = 1;
     c.bucket_mb = bucket_mb;
     c.world_size = 2;
     xpb_model_program *mp = NULL;

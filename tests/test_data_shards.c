@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "loader.h"
-#include "model_program.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
 
 static xpb_registry *registry;
 
@@ -33,17 +33,16 @@ static int teardown(void **state)
 
 static xpb_model_program *build(uint32_t batch, uint32_t world, uint32_t rank, uint32_t mode)
 {
-    xpb_run_config c = {.model = "conv6",
-                        .batch = batch,
-                        .mode = mode,
-                        .precision = XPB_PRECISION_FP32,
-                        .seed = 1234,
-                        .lr = NAN,
-                        .momentum = NAN,
-                        .weight_decay = NAN,
-                        .parallel = XPB_PARALLEL_NONE,
-                        .world_size = world,
-                        .rank = rank};
+    xpb_program_options c = {.model = "conv6",
+                             .batch = batch,
+                             .mode = mode,
+                             .seed = 1234,
+                             .lr = NAN,
+                             .momentum = NAN,
+                             .weight_decay = NAN,
+                             .average_gradients = 0,
+                             .world_size = world,
+                             .rank = rank};
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
     if (xpb_model_program_create(&mp, xpb_registry_model(registry, "conv6"), &c, &err))

@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "results.h"
+#include "results/results.h"
 
 #define XPUBENCH XPB_TEST_BINARY_DIR "/xpubench"
 #define MODULE XPB_TEST_BINARY_DIR "/modules/xpubench_mpi.so"

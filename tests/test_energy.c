@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "energy.h"
+#include "machine/energy.h"
 
 static char root[256];
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "env.h"
+#include "machine/env.h"
 
 /* Asserts that cpu.flags is exactly `want` (n names, in order). */
 static void assert_flags(const json_t *cpu, const char *const *want, size_t n)

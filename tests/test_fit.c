@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "report_fit.h"
+#include "report/report_fit.h"
 
 static const double batches[] = {1, 2, 4, 8, 16, 32, 64};
 #define N_BATCHES 7

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "clock.h"
-#include "host_usage.h"
+#include "base/clock.h"
+#include "machine/host_usage.h"
 
 static void test_parse(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "interval.h"
+#include "results/interval.h"
 
 static void near(double got, double want, double rel)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "launch.h"
+#include "parallel/launch.h"
 
 static const char *const vars[] = {
     "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE",    "PMI_RANK", "PMIX_RANK",

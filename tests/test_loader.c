@@ -20,12 +20,12 @@
 
 #include <cmocka.h>
 
-#include "builder.h"
-#include "devices.h"
-#include "loader.h"
-#include "log.h"
-#include "program_abi.h"
-#include "session.h"
+#include "program/builder.h"
+#include "plugin/devices.h"
+#include "plugin/loader.h"
+#include "plugin/log.h"
+#include "program/program_abi.h"
+#include "run/session.h"
 
 #ifndef XPB_FAKE_PLUGIN_DIR
 #error "XPB_FAKE_PLUGIN_DIR must name the fake plugin folder (tests/test_loader.cmake)"

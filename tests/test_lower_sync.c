@@ -12,9 +12,10 @@
 
 #include <cmocka.h>
 
-#include "loader.h"
-#include "model_program.h"
-#include "program_abi.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
+#include "program/program_abi.h"
+#include "scenario/run_config.h"
 
 static xpb_registry *registry;
 
@@ -36,18 +37,17 @@ static int teardown(void **state)
 static xpb_model_program *build(const char *model, uint32_t batch, uint32_t world,
                                 uint32_t parallel, double bucket_mb)
 {
-    xpb_run_config c = {.model = (char *)model,
-                        .batch = batch,
-                        .mode = XPB_MODE_TRAIN,
-                        .precision = XPB_PRECISION_FP32,
-                        .seed = 42,
-                        .lr = NAN,
-                        .momentum = NAN,
-                        .weight_decay = NAN,
-                        .parallel = parallel,
-                        .bucket_mb = bucket_mb,
-                        .world_size = world,
-                        .rank = world > 1 ? 1 : 0};
+    xpb_program_options c = {.model = model,
+                             .batch = batch,
+                             .mode = XPB_MODE_TRAIN,
+                             .seed = 42,
+                             .lr = NAN,
+                             .momentum = NAN,
+                             .weight_decay = NAN,
+                             .average_gradients = parallel != XPB_PARALLEL_NONE,
+                             .bucket_mb = bucket_mb,
+                             .world_size = world,
+                             .rank = world > 1 ? 1 : 0};
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
     const xpb_model_api *api = xpb_registry_model(registry, model);

@@ -21,13 +21,13 @@
 
 #include <cmocka.h>
 
-#include "builder.h"
-#include "loader.h"
-#include "model_program.h"
-#include "runner.h"
-#include "scenario.h"
-#include "session.h"
-#include "verify.h"
+#include "program/builder.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
+#include "run/runner.h"
+#include "scenario/scenario.h"
+#include "run/session.h"
+#include "check/verify.h"
 
 static xpb_registry *registry;
 
@@ -90,7 +90,8 @@ static xpb_model_program *create(const xpb_run_config *c)
 {
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
-    if (xpb_model_program_create(&mp, xpb_registry_model(registry, c->model), c, &err) != XPB_OK)
+    xpb_program_options po = xpb_run_config_program(c);
+    if (xpb_model_program_create(&mp, xpb_registry_model(registry, c->model), &po, &err) != XPB_OK)
         fail_msg("%s/%s: %s", c->model, c->variant ? c->variant : "default", err.msg);
     return mp;
 }
@@ -145,7 +146,8 @@ static xpb_status build_status(const char *model, const char *variant, const cha
     xpb_model_program *mp = NULL;
     xpb_err err = {{0}};
     xpb_run_config c = config(model, variant, 1, XPB_MODE_TRAIN, params);
-    xpb_status st = xpb_model_program_create(&mp, xpb_registry_model(registry, model), &c, &err);
+    xpb_program_options po = xpb_run_config_program(&c);
+    xpb_status st = xpb_model_program_create(&mp, xpb_registry_model(registry, model), &po, &err);
     snprintf(msg, size, "%s", err.msg);
     xpb_model_program_free(mp);
     return st;

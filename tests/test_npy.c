@@ -15,7 +15,7 @@
 
 #include <xpubench/program.h>
 
-#include "npy.h"
+#include "check/npy.h"
 
 static char *test_dir;
 

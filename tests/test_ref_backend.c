@@ -17,7 +17,7 @@
 
 #include <xpubench/xpubench.h>
 
-#include "program_abi.h"
+#include "program/program_abi.h"
 
 #define PLUGIN_PATH XPB_TEST_PLUGIN_DIR "/backend_cpu_ref.so"
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "report_diff.h"
+#include "compare/compare.h"
 #include "test_report_fixture.h"
 
 /* Repeats with 2% spread (noisy) or 0.1% spread (tight), around x. */

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "report_model.h"
-#include "report_runs.h"
-#include "results.h"
+#include "report/report_model.h"
+#include "report/report_runs.h"
+#include "results/results.h"
 
 static char dir[256];
 

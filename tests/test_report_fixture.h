@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_format.h"
+#include "render/format.h"
 
 #include <jansson.h>
 
-#include "interval.h"
-#include "results.h"
+#include "results/interval.h"
+#include "results/results.h"
 
 #define FX_MAX_REPEATS 8
 

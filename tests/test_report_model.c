@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "report_model.h"
-#include "report_runs.h"
+#include "report/report_model.h"
+#include "report/report_runs.h"
 #include "test_report_fixture.h"
 
 #define R3(x)                                                                                      \

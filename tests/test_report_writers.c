@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "report_model.h"
-#include "report_writers.h"
+#include "report/report_model.h"
+#include "report/report_writers.h"
 #include "test_report_fixture.h"
 
 #define R3(x)                                                                                      \

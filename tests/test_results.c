@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "results.h"
+#include "results/results.h"
 
 /* A valid document. Written with single quotes for readability; quote() turns them into
  * double quotes (no string in it contains an apostrophe). Runs: 0 ok train on cpu_ref with

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "results.h"
+#include "results/results.h"
 
 /* Two runs; only the second has a profile: 4 calls of each op (ms per step = 250 * seconds),
  * two CONV2D (3 + 1 ms), one RELU fused into the first conv (0 ms), one POOL (1 ms), and two

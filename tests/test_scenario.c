@@ -15,12 +15,12 @@
 
 #include <xpubench/backend.h>
 
-#include "loader.h"
-#include "names.h"
-#include "scenario.h"
-#include "scenario_check.h"
-#include "scenario_keys.h"
-#include "sha256.h"
+#include "plugin/loader.h"
+#include "base/names.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_check.h"
+#include "scenario/scenario_keys.h"
+#include "base/sha256.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

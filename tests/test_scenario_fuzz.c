@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "scenario.h"
+#include "scenario/scenario.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define PATH "fuzz.yaml"

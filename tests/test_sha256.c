@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 static void expect_hex(const void *data, size_t len, const char *want)
 {

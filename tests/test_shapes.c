@@ -15,7 +15,7 @@
 
 #include <xpubench/xpubench.h>
 
-#include "program_abi.h"
+#include "program/program_abi.h"
 
 /* ---- one op and its tensor descriptors ---- */
 

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "sha256.h"
-#include "spool.h"
+#include "base/sha256.h"
+#include "publish/spool.h"
 
 static char root[256];
 

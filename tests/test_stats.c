@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "rng.h"
-#include "stats.h"
+#include "program/rng.h"
+#include "run/stats.h"
 
 static void test_summary(void **state)
 {

@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "cli.h"
-#include "sha256.h"
-#include "spool.h"
-#include "results.h"
-#include "upload.h"
+#include "cli/cli.h"
+#include "base/sha256.h"
+#include "publish/spool.h"
+#include "results/results.h"
+#include "publish/upload.h"
 
 #ifdef XPB_TEST_HAVE_SERVER
 #include <microhttpd.h>

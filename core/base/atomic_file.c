@@ -1,5 +1,5 @@
 /* Atomic file replacement (see atomic_file.h). */
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

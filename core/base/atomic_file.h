@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 /* Replaces `path` by `len` bytes of `data` (data may be NULL when len is 0).
  *

@@ -1,11 +1,9 @@
 /* Canonical enum spellings (see names.h). */
-#include "names.h"
+#include "base/names.h"
 
 #include <string.h>
 
 #include <xpubench/backend.h>
-
-#include "run_config.h"
 
 const xpb_precision_spelling xpb_precision_spellings[] = {
     {XPB_PRECISION_FP32, "fp32", "fp32"},

@@ -24,6 +24,12 @@ int xpb_precision_parse(uint32_t *out, const char *text);
 /* "fp32, tf32, bf16-mixed (bf16) or fp16-mixed (fp16)": for "expected ..." messages. */
 const char *xpb_precision_expected(void);
 
+/* What a run does with its model. */
+typedef enum xpb_mode {
+    XPB_MODE_TRAIN = 1,
+    XPB_MODE_INFERENCE = 2,
+} xpb_mode;
+
 const char *xpb_precision_name(uint32_t precision); /* "fp32", "bf16-mixed", ... */
 const char *xpb_mode_name(uint32_t mode);           /* "train", "inference" */
 const char *xpb_transfer_name(uint32_t transfer);   /* "resident", "streamed" */

@@ -1,11 +1,11 @@
 /* The conformance suite's driver (see conformance.h): opens both sides, runs the catalogue's
  * op and chain cases and the model cases, and reports. */
-#include "conformance.h"
+#include "check/conformance.h"
 
 #include <string.h>
 
-#include "conformance_run.h"
-#include "names.h"
+#include "check/conformance_run.h"
+#include "base/names.h"
 
 void xpb_conformance_defaults(xpb_conformance_options *opt)
 {

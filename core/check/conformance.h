@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "loader.h"
+#include "base/errmsg.h"
+#include "plugin/loader.h"
 
 typedef struct xpb_conformance_options {
     uint32_t precision;    /* xpb_precision for the backend under test (the reference runs fp32) */

@@ -1,5 +1,5 @@
 /* The language that builds a conformance case by hand (see conformance_case.h). */
-#include "conformance_case.h"
+#include "check/conformance_case.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* The catalogue of conformance cases (see conformance_case.h): every op of op set 1 at several
  * shapes (odd sizes, padding, strides, dilation, unwanted outputs), and small chains that keep
  * data inside the backend (layouts, memory reuse, fusion). docs/conformance.md lists them. */
-#include "conformance_case.h"
+#include "check/conformance_case.h"
 
 #include <stdio.h>
 

@@ -1,6 +1,6 @@
 /* Seeded inputs of a conformance case (see conformance_case.h): the same numbers on both
  * sides, from a splitmix64 stream. */
-#include "conformance_case.h"
+#include "check/conformance_case.h"
 
 #include <math.h>
 #include <stdlib.h>

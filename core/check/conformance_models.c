@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conformance_run.h"
-#include "kinks.h"
-#include "model_program.h"
-#include "session.h"
+#include "check/conformance_run.h"
+#include "check/kinks.h"
+#include "program/model_program.h"
+#include "run/session.h"
+#include "scenario/run_config.h"
 
 /* The reduced size of each model (others run at their defaults, batch 2). */
 typedef struct model_size {
@@ -215,7 +216,8 @@ static void run_model_case(xpb_ct_result r[2], const xpb_ct_side *test, const xp
     r[0].verdict = r[1].verdict = XPB_CONFORMANCE_PASS;
     xpb_err err = {{0}};
     xpb_model_program *mp = NULL;
-    if (xpb_model_program_create(&mp, model, cfg, &err) != XPB_OK) {
+    xpb_program_options popt = xpb_run_config_program(cfg);
+    if (xpb_model_program_create(&mp, model, &popt, &err) != XPB_OK) {
         xpb_err_prefix(&err, "model");
         both(r, XPB_CONFORMANCE_ERROR, err.msg);
         return;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conformance_run.h"
+#include "check/conformance_run.h"
 
 /* Writes the inputs, runs phase 0 c->runs times and reads every host-readable tensor of `c`
  * into `res` (XPB_CT_MAX_TENSORS slots, filled with malloc'ed buffers owned by the caller). */

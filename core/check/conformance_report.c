@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "conformance_run.h"
-#include "names.h"
+#include "base/atomic_file.h"
+#include "check/conformance_run.h"
+#include "base/names.h"
 
 /* The one table of verdict spellings, in enum order. */
 static const char *const verdict_names[XPB_CONFORMANCE_VERDICT_COUNT] = {

@@ -6,9 +6,9 @@
 
 #include <jansson.h>
 
-#include "compare.h"
-#include "conformance.h"
-#include "conformance_case.h"
+#include "check/judge.h"
+#include "check/conformance.h"
+#include "check/conformance_case.h"
 
 /* One side of the comparison: an opened device of a backend. */
 typedef struct xpb_ct_side {

@@ -1,5 +1,5 @@
 /* One step written as .npy files and a manifest (see dump.h). */
-#include "dump.h"
+#include "check/dump.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "atomic_file.h"
-#include "names.h"
-#include "npy.h"
-#include "run_record.h"
-#include "session.h"
+#include "base/atomic_file.h"
+#include "base/names.h"
+#include "check/npy.h"
+#include "run/run_record.h"
+#include "run/session.h"
 
 static void safe_name(char *out, size_t size, const char *prefix, const char *name)
 {

@@ -5,8 +5,8 @@
 
 #include <xpubench/backend.h>
 
-#include "model_program.h"
-#include "run_config.h"
+#include "program/model_program.h"
+#include "scenario/run_config.h"
 
 /* Compiles mp on `api` with keep_all, writes the initial values and batch 0, runs one step
  * and writes into `dir` (created if missing): initial parameters and state, the batch, every

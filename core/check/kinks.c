@@ -1,5 +1,5 @@
 /* Counting kink flips between two runs of one step (see kinks.h). */
-#include "kinks.h"
+#include "check/kinks.h"
 
 #include <stdlib.h>
 

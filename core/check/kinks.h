@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "model_program.h"
-#include "session.h"
+#include "program/model_program.h"
+#include "run/session.h"
 
 /* Counts the flips of one step run on sessions `a` and `b` (the same program `mp`, compiled
  * with keep_all so that every tensor is readable): the inputs y of RELU_BWD / LEAKY_RELU_BWD

@@ -1,6 +1,6 @@
 /* NumPy .npy writer and reader (see npy.h). Format reference:
  * numpy/lib/format.py ("NPY format"), versions 1.0 to 3.0. */
-#include "npy.h"
+#include "check/npy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 
 #include <xpubench/program.h>
 
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 /* Most dimensions a file may have here (the op set needs XPB_MAX_DIMS = 4). */
 #define XPB_NPY_MAX_DIMS 8

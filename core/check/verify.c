@@ -1,14 +1,14 @@
 /* First-step verification against the reference backend (see verify.h). */
-#include "verify.h"
+#include "check/verify.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "compare.h"
-#include "kinks.h"
-#include "names.h"
-#include "session.h"
+#include "check/judge.h"
+#include "check/kinks.h"
+#include "base/names.h"
+#include "run/session.h"
 
 /* Whether verification compares tensor `d`: losses, outputs, and gradients when training. */
 static int compared(const xpb_tensor_desc *d, uint32_t training)

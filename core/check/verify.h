@@ -7,9 +7,9 @@
 #ifndef XPB_CORE_VERIFY_H
 #define XPB_CORE_VERIFY_H
 
-#include "loader.h"
-#include "model_program.h"
-#include "run_config.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
+#include "scenario/run_config.h"
 
 typedef struct xpb_verify_result {
     int passed;

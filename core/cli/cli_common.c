@@ -1,5 +1,5 @@
 /* Shared CLI pieces (see cli_common.h). */
-#include "cli_common.h"
+#include "cli/cli_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "loader.h"
+#include "plugin/loader.h"
 
 /* Loads the plugins of the default search path (loader.h). Load problems (a skipped plugin)
  * are printed to stderr as warnings unless `quiet`. Returns NULL (after printing why) only

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "report_diff.h"
-#include "results.h"
+#include "cli/cli.h"
+#include "compare/compare.h"
+#include "results/results.h"
 
 #define COMPARE_USAGE                                                                              \
     "usage: xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]\n"

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_common.h"
-#include "conformance.h"
-#include "names.h"
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "check/conformance.h"
+#include "base/names.h"
 
 static void usage(FILE *f)
 {

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_common.h"
-#include "graph.h"
-#include "model_program.h"
+#include "cli/cli.h"
+#include "base/names.h"
+#include "cli/cli_common.h"
+#include "program/graph.h"
+#include "program/model_program.h"
 
 static const char *type_name(uint32_t t)
 {
@@ -149,12 +150,8 @@ int xpb_cli_info(int argc, char **argv)
     long batch = 1;
     xpb_kv kv[64];
     size_t n_kv = 0;
-    xpb_run_config cfg = {.mode = XPB_MODE_TRAIN,
-                          .precision = XPB_PRECISION_FP32,
-                          .seed = 42,
-                          .lr = NAN,
-                          .momentum = NAN,
-                          .weight_decay = NAN};
+    xpb_program_options cfg = {
+        .mode = XPB_MODE_TRAIN, .seed = 42, .lr = NAN, .momentum = NAN, .weight_decay = NAN};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: xpubench info MODEL [--set NAME=VALUE]... [--batch N] [--json]\n\n"
@@ -204,7 +201,7 @@ int xpb_cli_info(int argc, char **argv)
         xpb_registry_free(r);
         return XPB_EXIT_PLUGIN;
     }
-    cfg.model = (char *)model_name;
+    cfg.model = model_name;
     cfg.batch = (uint32_t)batch;
     cfg.params = kv;
     cfg.n_params = n_kv;

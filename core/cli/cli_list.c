@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_common.h"
-#include "devices.h"
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "plugin/devices.h"
 
 /* The devices of backend `d` as JSON: {"count", "devices": [...], "no_device": reason|null}. */
 static json_t *devices_json(const xpb_plugin_descriptor *d)

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "cli.h"
-#include "report.h"
-#include "results.h"
+#include "base/atomic_file.h"
+#include "cli/cli.h"
+#include "report/report.h"
+#include "results/results.h"
 
 #define REPORT_USAGE                                                                               \
     "usage: xpubench report RESULTS.json... [-o FILE] [--format html|md|csv] [--memory SIZE]\n"    \

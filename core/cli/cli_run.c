@@ -11,15 +11,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "agree.h"
-#include "cli.h"
-#include "cli_common.h"
-#include "env.h"
-#include "parallel.h"
-#include "results.h"
-#include "runner.h"
-#include "scenario.h"
-#include "scenario_check.h"
+#include "parallel/agree.h"
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "machine/env.h"
+#include "parallel/parallel.h"
+#include "results/results.h"
+#include "run/runner.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_check.h"
 
 static volatile sig_atomic_t stop_requested;
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "results.h"
+#include "cli/cli.h"
+#include "results/results.h"
 
 #define SHOW_USAGE "usage: xpubench show RESULTS.json [--profile [--top N]]\n"
 

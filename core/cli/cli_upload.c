@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "results.h"
-#include "spool.h"
-#include "upload.h"
+#include "cli/cli.h"
+#include "results/results.h"
+#include "publish/spool.h"
+#include "publish/upload.h"
 
 #define TOKEN_ENV "XPB_UPLOAD_TOKEN"
 #define SERVER_ENV "XPB_UPLOAD_SERVER"

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_common.h"
-#include "names.h"
-#include "scenario.h"
-#include "scenario_check.h"
+#include "cli/cli.h"
+#include "cli/cli_common.h"
+#include "base/names.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_check.h"
 
 int xpb_cli_validate(int argc, char **argv)
 {

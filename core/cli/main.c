@@ -4,8 +4,8 @@
 
 #include <xpubench/xpubench.h>
 
-#include "cli.h"
-#include "log.h"
+#include "cli/cli.h"
+#include "plugin/log.h"
 
 static const struct {
     const char *name;

@@ -1,5 +1,5 @@
 /* Agreements between ranks (see agree.h), on the module's control collective. */
-#include "agree.h"
+#include "parallel/agree.h"
 
 #include <stdio.h>
 #include <stdlib.h>

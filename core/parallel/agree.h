@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "error.h"
-#include "parallel.h"
+#include "base/errmsg.h"
+#include "parallel/parallel.h"
 
 /* Every rank's outcome of `stage` ("compile", ...). `mine` and `my_err` are this rank's.
  * XPB_OK when every rank succeeded. Otherwise every rank returns the status of the rank that

@@ -1,10 +1,10 @@
 /* The cost of a program's all-reduces, measured apart (see comm_cost.h). */
-#include "comm_cost.h"
+#include "parallel/comm_cost.h"
 
 #include <stdlib.h>
 #include <time.h>
 
-#include "agree.h"
+#include "parallel/agree.h"
 
 void xpb_program_buckets(const xpb_program *p, uint64_t *floats, uint32_t *n)
 {

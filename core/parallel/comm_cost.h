@@ -12,8 +12,8 @@
 
 #include <xpubench/program.h>
 
-#include "error.h"
-#include "parallel.h"
+#include "base/errmsg.h"
+#include "parallel/parallel.h"
 
 typedef struct xpb_comm_cost {
     uint32_t buckets; /* all-reduces per step */

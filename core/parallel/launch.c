@@ -1,5 +1,5 @@
 /* The launcher's environment (see launch.h). */
-#include "launch.h"
+#include "parallel/launch.h"
 
 #include <errno.h>
 #include <stdlib.h>

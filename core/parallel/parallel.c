@@ -2,7 +2,7 @@
  * order: the file $XPB_MPI_MODULE names; <folder of the executable>/modules (the build tree);
  * <install prefix>/XPB_MPI_MODULE_INSTALL_REL (the executable's folder with XPB_BINDIR_REL
  * taken off). */
-#include "parallel.h"
+#include "parallel/parallel.h"
 
 #include <dlfcn.h>
 #include <limits.h>

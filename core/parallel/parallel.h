@@ -12,9 +12,9 @@
 
 #include <xpubench/comm.h>
 
-#include "error.h"
-#include "launch.h"
-#include "mpi_module.h"
+#include "base/errmsg.h"
+#include "parallel/launch.h"
+#include "parallel/mpi_module.h"
 
 typedef struct xpb_parallel {
     xpb_communicator comm;     /* every rank of the run; handed to backends in compile options */

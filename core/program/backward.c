@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowering.h"
+#include "program/lowering.h"
 
 static xpb_status add_contrib(lowering *L, uint32_t value, uint32_t tensor, int alias)
 {

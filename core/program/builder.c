@@ -1,5 +1,5 @@
 /* The builder table model plugins call (include/xpubench/model.h), over an xpb_graph. */
-#include "builder.h"
+#include "program/builder.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -5,8 +5,8 @@
 
 #include <xpubench/model.h>
 
-#include "graph.h"
-#include "run_config.h"
+#include "program/graph.h"
+#include "program/program_options.h"
 
 /* The value of one declared model parameter after defaults and overrides. */
 typedef struct xpb_model_param_value {

@@ -1,5 +1,5 @@
 /* Forward graph storage (see graph.h). */
-#include "graph.h"
+#include "program/graph.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #include <xpubench/model.h>
 #include <xpubench/shapes.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 typedef enum xpb_value_kind {
     XPB_VALUE_INPUT = 1,

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_program.h"
-#include "rng.h"
+#include "program/model_program.h"
+#include "program/rng.h"
 
 xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t t, float *buf)
 {

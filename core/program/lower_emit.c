@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowering.h"
+#include "program/lowering.h"
 
 xpb_status xpb_lower_oom(lowering *L)
 {

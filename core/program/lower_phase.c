@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowering.h"
+#include "program/lowering.h"
 
 /* Marks the nodes `value` depends on. */
 void xpb_lower_mark_ancestors(const xpb_graph *g, uint32_t value, uint8_t *need)

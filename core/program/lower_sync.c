@@ -8,15 +8,15 @@
  * before the optimizer update that reads its gradient (the updates follow the backward ops). */
 #include <stdlib.h>
 
-#include "lowering.h"
+#include "program/lowering.h"
 
 /* ready_at value of a parameter whose gradient is finished. */
 #define SYNC_DONE UINT32_MAX
 
 int xpb_lower_sync_enabled(const lowering *L)
 {
-    const xpb_run_config *cfg = L->cfg;
-    return L->mp->training && cfg->world_size > 1 && cfg->parallel != XPB_PARALLEL_NONE;
+    const xpb_program_options *cfg = L->cfg;
+    return L->mp->training && cfg->world_size > 1 && cfg->average_gradients;
 }
 
 xpb_status xpb_lower_sync_begin(lowering *L, const uint8_t *need, const uint8_t *rg)

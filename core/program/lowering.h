@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "builder.h"
-#include "model_program.h"
+#include "program/builder.h"
+#include "program/model_program.h"
 
 /* Gradient contributions collected for one value before they are summed. */
 typedef struct contrib {
@@ -23,7 +23,7 @@ typedef struct contrib {
 typedef struct lowering {
     xpb_model_program *mp;
     const xpb_graph *g;
-    const xpb_run_config *cfg;
+    const xpb_program_options *cfg;
     size_t cap_tensors, cap_ops;
     uint32_t *tensor_of; /* per graph value: its forward tensor, XPB_NO_TENSOR if none */
     uint32_t *ws_of;     /* per node: first workspace output tensor (ws_*), XPB_NO_TENSOR */

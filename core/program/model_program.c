@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lowering.h"
-#include "program_abi.h"
+#include "program/lowering.h"
+#include "base/names.h"
+#include "program/program_abi.h"
 
 int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op)
 {
@@ -127,7 +128,7 @@ static void count_model(xpb_model_program *mp, const xpb_graph *g)
     }
 }
 
-static xpb_status resolve_optimizers(xpb_model_program *mp, const xpb_run_config *cfg)
+static xpb_status resolve_optimizers(xpb_model_program *mp, const xpb_program_options *cfg)
 {
     mp->optimizers = calloc(mp->graph->n_phases, sizeof *mp->optimizers);
     if (!mp->optimizers)
@@ -253,7 +254,7 @@ static xpb_status collect_losses(lowering *L)
 }
 
 xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api *model,
-                                    const xpb_run_config *cfg, xpb_err *err)
+                                    const xpb_program_options *cfg, xpb_err *err)
 {
     xpb_status st;
     xpb_model_program *mp = calloc(1, sizeof *mp);

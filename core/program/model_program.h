@@ -8,8 +8,8 @@
 #include <xpubench/backend.h>
 #include <xpubench/model.h>
 
-#include "graph.h"
-#include "run_config.h"
+#include "program/graph.h"
+#include "program/program_options.h"
 
 typedef struct xpb_program_loss {
     uint32_t tensor; /* LOSS tensor */
@@ -42,12 +42,12 @@ typedef struct xpb_model_program {
     xpb_optimizer_desc *optimizers; /* per phase, after scenario overrides */
 } xpb_model_program;
 
-/* Builds `model` as `cfg` says (variant, params, batch, mode, optimizer overrides) and derives
- * its program: for cfg->world_size above 1 with parallel data, a program of one rank that
- * averages its gradients over the ranks (ALL_REDUCE ops, bucketed by cfg->bucket_mb), drawing
- * shard cfg->rank of the global batch. *out is owned by the caller: xpb_model_program_free. */
+/* Builds `model` as `opt` says (variant, params, batch, mode, optimizer overrides) and derives
+ * its program: for opt->world_size above 1 with average_gradients, a program of one rank that
+ * averages its gradients over the ranks (ALL_REDUCE ops, bucketed by opt->bucket_mb), drawing
+ * shard opt->rank of the global batch. *out is owned by the caller: xpb_model_program_free. */
 xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api *model,
-                                    const xpb_run_config *cfg, xpb_err *err);
+                                    const xpb_program_options *opt, xpb_err *err);
 void xpb_model_program_free(xpb_model_program *mp);
 
 /* The FLOPs (multiply-add = 2) of one program op; 0 for ops that are not counted. */

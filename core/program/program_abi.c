@@ -1,5 +1,5 @@
 /* The ABI facts of a program (see program_abi.h). */
-#include "program_abi.h"
+#include "program/program_abi.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Deterministic random streams (see rng.h). */
-#include "rng.h"
+#include "program/rng.h"
 
 #include <math.h>
 

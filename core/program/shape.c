@@ -3,7 +3,7 @@
  * with), so that the host and the backends cannot disagree on what an op accepts. */
 #include <string.h>
 
-#include "graph.h"
+#include "program/graph.h"
 
 /* The descriptor of graph value `v` as the rules see it: name, dtype, shape. */
 static void value_desc(xpb_tensor_desc *d, const xpb_gvalue *v)

@@ -1,5 +1,5 @@
 /* The upload spool (see spool.h). */
-#include "spool.h"
+#include "publish/spool.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "atomic_file.h"
-#include "sha256.h"
+#include "base/atomic_file.h"
+#include "base/sha256.h"
 
 #define SPOOL_MAX_ENTRY_BYTES (64u << 20)
 

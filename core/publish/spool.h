@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 #define XPB_SPOOL_VERSION 1
 

@@ -1,5 +1,5 @@
 /* The leaderboard client over libcurl (see upload.h). */
-#include "upload.h"
+#include "publish/upload.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 /* The path the client posts to, below the server's base URL. */
 #define XPB_UPLOAD_API_PATH "/api/v1/results"

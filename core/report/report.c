@@ -1,5 +1,5 @@
 /* Building, writing and releasing a report (see report.h). */
-#include "report.h"
+#include "report/report.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -7,10 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "report_model.h"
-#include "report_runs.h"
-#include "report_sections.h"
-#include "report_writers.h"
+#include "report/report_model.h"
+#include "report/report_runs.h"
+#include "report/report_sections.h"
+#include "report/report_writers.h"
 
 static xpb_status (*const sections[])(xpb_report *) = {
     xpb_report_env,      xpb_report_speedups, xpb_report_fusion, xpb_report_precision,

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 typedef struct xpb_report xpb_report;
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_batch.h"
-#include "report_sections.h"
+#include "report/report_batch.h"
+#include "report/report_sections.h"
 
 #define DESC                                                                                       \
     (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_PRECISION | XPB_COL_BACKEND |           \

@@ -3,8 +3,8 @@
 #ifndef XPB_CORE_REPORT_BATCH_H
 #define XPB_CORE_REPORT_BATCH_H
 
-#include "report_fit.h"
-#include "report_runs.h"
+#include "report/report_fit.h"
+#include "report/report_runs.h"
 
 /* Batches the fit is searched up to for the largest batch that fits (the scenario's limit). */
 #define XPB_BATCH_LIMIT 65536L

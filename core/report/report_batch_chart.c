@@ -3,7 +3,7 @@
  * memory the budget when it is in view. Batch is on a log2 axis, as sweeps double it. */
 #include <math.h>
 
-#include "report_batch.h"
+#include "report/report_batch.h"
 
 #define CURVE_POINTS 32
 #define PROJECTION_FACTOR 4.0

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_writers.h"
+#include "report/report_writers.h"
 
 void xpb_report_cell_number(char *buf, size_t size, const xpb_report_cell *c, int which)
 {

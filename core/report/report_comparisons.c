@@ -2,9 +2,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "interval.h"
-#include "report_runs.h"
-#include "results.h"
+#include "results/interval.h"
+#include "report/report_runs.h"
+#include "results/results.h"
 
 xpb_status xpb_rcmps_of(xpb_report *r, const char *kind, xpb_rcmp **out, size_t *n)
 {

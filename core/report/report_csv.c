@@ -5,7 +5,7 @@
  * column. */
 #include <string.h>
 
-#include "report_writers.h"
+#include "report/report_writers.h"
 
 static void csv_field(FILE *f, const char *s)
 {

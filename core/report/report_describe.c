@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_runs.h"
+#include "report/report_runs.h"
 
 static const struct {
     unsigned col;

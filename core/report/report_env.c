@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_runs.h"
-#include "report_sections.h"
+#include "report/report_runs.h"
+#include "report/report_sections.h"
 
 #define MAX_DOCS_IN_COLUMNS 64
 

@@ -1,5 +1,5 @@
 /* Polynomial least squares with the degree chosen by leave-one-out error (see report_fit.h). */
-#include "report_fit.h"
+#include "report/report_fit.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_writers.h"
+#include "report/report_writers.h"
 
 #ifndef XPB_VERSION
 #define XPB_VERSION "0.0.0"

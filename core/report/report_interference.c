@@ -3,8 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "report_runs.h"
-#include "report_sections.h"
+#include "report/report_runs.h"
+#include "report/report_sections.h"
 
 #define DESC                                                                                       \
     (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_BATCH | XPB_COL_PRECISION |             \

@@ -3,7 +3,7 @@
  * a pointer to the HTML report that draws them. */
 #include <string.h>
 
-#include "report_writers.h"
+#include "report/report_writers.h"
 
 /* Text of a table cell or paragraph: pipes and backslashes escaped, newlines as spaces. */
 static void md_escape(FILE *f, const char *s)

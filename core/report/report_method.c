@@ -1,6 +1,6 @@
 /* How the report's numbers were computed (see report_sections.h), written at the end of every
  * report so that a reader of the page alone knows the method (docs/report.md says the same). */
-#include "report_sections.h"
+#include "report/report_sections.h"
 
 static const char *const paragraphs[] = {
     "Throughput is the samples per second of each timed repeat (its steps × batch / its "

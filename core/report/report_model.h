@@ -12,9 +12,9 @@
 
 #include <jansson.h>
 
-#include "report.h"
-#include "report_arena.h"
-#include "report_format.h"
+#include "report/report.h"
+#include "report/report_arena.h"
+#include "render/format.h"
 
 typedef enum xpb_cell_kind {
     XPB_CELL_EMPTY, /* no value: shown as "–" (the run does not have it) */

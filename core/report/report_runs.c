@@ -1,5 +1,5 @@
 /* The run index of a report and the cells that describe runs (see report_runs.h). */
-#include "report_runs.h"
+#include "report/report_runs.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef XPB_CORE_REPORT_RUNS_H
 #define XPB_CORE_REPORT_RUNS_H
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 typedef struct xpb_rrun {
     const json_t *run, *config, *metrics;

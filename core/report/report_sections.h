@@ -4,7 +4,7 @@
 #ifndef XPB_CORE_REPORT_SECTIONS_H
 #define XPB_CORE_REPORT_SECTIONS_H
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 /* report_env.c: environment and provenance of every document, and the devices the runs used. */
 xpb_status xpb_report_env(xpb_report *r);

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_svg.h"
-#include "report_writers.h"
+#include "report/report_svg.h"
+#include "report/report_writers.h"
 
 #define XY_WIDTH 720.0
 #define XY_PLOT_HEIGHT 300.0

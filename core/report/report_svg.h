@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 #define XPB_SVG_MAX_TICKS 16
 #define XPB_SVG_COLORS 7

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "report_svg.h"
-#include "report_writers.h"
+#include "report/report_svg.h"
+#include "report/report_writers.h"
 
 #define BAR_WIDTH 900.0
 #define BAR_LABELS 420.0 /* the label column */

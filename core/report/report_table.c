@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 #define PUSH(r, arr, n, cap)                                                                       \
     xpb_arena_push(&(r)->arena, (void **)&(arr), &(n), &(cap), sizeof *(arr))

@@ -4,10 +4,10 @@
  * (speedup / thread ratio); a chart with one line per group. */
 #include <math.h>
 
-#include "interval.h"
-#include "report_runs.h"
-#include "report_sections.h"
-#include "results.h"
+#include "results/interval.h"
+#include "report/report_runs.h"
+#include "report/report_sections.h"
+#include "results/results.h"
 
 #define DESC                                                                                       \
     (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_BATCH | XPB_COL_PRECISION |             \

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 void xpb_report_write_html(FILE *f, const xpb_report *r);
 void xpb_report_write_markdown(FILE *f, const xpb_report *r);

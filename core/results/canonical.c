@@ -1,9 +1,9 @@
 /* The canonical text of a results document and its hash (see results.h). */
-#include "results.h"
+#include "results/results.h"
 
 #include <string.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 xpb_status xpb_results_canonical(char **text_out, size_t *len_out, char key_out[65],
                                  const json_t *doc, xpb_err *err)

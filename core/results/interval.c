@@ -1,7 +1,7 @@
 /* Confidence intervals (see interval.h). The t distribution's CDF is the regularised
  * incomplete beta function, evaluated by its continued fraction (modified Lentz's method);
  * quantiles invert the CDF by bisection, which is plenty fast for a handful of calls. */
-#include "interval.h"
+#include "results/interval.h"
 
 #include <math.h>
 

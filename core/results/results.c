@@ -1,5 +1,5 @@
 /* Results documents: creation, writing, loading and derived comparisons (see results.h). */
-#include "results.h"
+#include "results/results.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "atomic_file.h"
-#include "interval.h"
-#include "names.h"
+#include "base/atomic_file.h"
+#include "results/interval.h"
+#include "base/names.h"
 
 #ifndef XPB_VERSION
 #define XPB_VERSION "0.0.0" /* the build defines it from the project version */

@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "interval.h"
+#include "base/errmsg.h"
+#include "results/interval.h"
 
 #define XPB_RESULTS_SCHEMA "xpubench-results"
 /* The version this build writes, and the oldest it still reads (docs/results.md, "Versions"). */

@@ -1,7 +1,7 @@
 /* The per-op profile report of a results document (see results.h): where a step's time goes,
  * by op kind and by op, and which ops a backend fused into others. Like the table, it reads
  * leniently: entries with missing or mistyped fields are skipped, never trusted. */
-#include "results.h"
+#include "results/results.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,9 +5,9 @@
  * and rejects unknown keys (anything may go inside an "extra" object). The rules that tie
  * fields together (a run's status, unique ids, comparisons naming runs) come afterwards in
  * plain code. The first problem found is reported, led by its JSON path. */
-#include "results.h"
+#include "results/results.h"
 
-#include "names.h"
+#include "base/names.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* The human summary of a results document (see results.h): an aligned table of runs, the
  * comparisons, and the runs that did not finish. Every lookup tolerates missing or mistyped
  * fields ("-"), so that `xpubench show` can print a document that failed validation. */
-#include "results.h"
+#include "results/results.h"
 
 #include <string.h>
 

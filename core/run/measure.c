@@ -1,15 +1,15 @@
 /* The timed part of a run (see measure.h). */
-#include "measure.h"
+#include "run/measure.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "energy.h"
-#include "agree.h"
-#include "progress.h"
+#include "base/clock.h"
+#include "machine/energy.h"
+#include "parallel/agree.h"
+#include "run/progress.h"
 
 /* Appends a timed step: its time and loss, and each rank's time (`per_rank`, t->ranks). */
 static int push_step(xpb_timing *t, double s, double loss, const double *per_rank)

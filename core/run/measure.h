@@ -7,11 +7,11 @@
 #ifndef XPB_CORE_MEASURE_H
 #define XPB_CORE_MEASURE_H
 
-#include "host_usage.h"
-#include "run_config.h"
-#include "runner.h"
-#include "session.h"
-#include "stream.h"
+#include "machine/host_usage.h"
+#include "scenario/run_config.h"
+#include "run/runner.h"
+#include "run/session.h"
+#include "run/stream.h"
 
 /* Energy of the timed steps. */
 typedef struct xpb_energy {

@@ -1,16 +1,16 @@
 /* The "parallel" object of a run's metrics (see parallel_record.h). */
-#include "parallel_record.h"
+#include "run/parallel_record.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agree.h"
-#include "comm_cost.h"
-#include "results.h"
-#include "run_record.h"
-#include "stats.h"
+#include "parallel/agree.h"
+#include "parallel/comm_cost.h"
+#include "results/results.h"
+#include "run/run_record.h"
+#include "run/stats.h"
 
 /* Timed repetitions of the standalone all-reduce. */
 #define COMM_COST_REPS 5

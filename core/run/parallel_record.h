@@ -6,11 +6,11 @@
 
 #include <jansson.h>
 
-#include "measure.h"
-#include "model_program.h"
-#include "parallel.h"
-#include "run_config.h"
-#include "session.h"
+#include "run/measure.h"
+#include "program/model_program.h"
+#include "parallel/parallel.h"
+#include "scenario/run_config.h"
+#include "run/session.h"
 
 /* The one-rank run that scaling efficiency divides by. */
 typedef struct xpb_scaling_baseline {

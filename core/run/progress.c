@@ -1,11 +1,11 @@
 /* Progress bar on stderr (see progress.h). */
-#include "progress.h"
+#include "run/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 static int enabled = -1;
 static double last_draw;

@@ -1,13 +1,13 @@
 /* A process's configuration of a scenario run (see rank_config.h). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#include "rank_config.h"
+#include "run/rank_config.h"
 
 #include <sched.h>
 #include <unistd.h>
 
 #include <xpubench/backend.h>
 
-#include "loader.h"
+#include "plugin/loader.h"
 
 const char *xpb_parallel_mode_name(uint32_t mode)
 {

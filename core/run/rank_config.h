@@ -9,9 +9,9 @@
 
 #include <xpubench/plugin.h>
 
-#include "error.h"
-#include "parallel.h"
-#include "run_config.h"
+#include "base/errmsg.h"
+#include "parallel/parallel.h"
+#include "scenario/run_config.h"
 
 /* Fills *out from *cfg for this process (`par` NULL: alone). *out shares cfg's strings: it
  * is valid while cfg is. `plugin` is the run's backend (NULL when it is not loaded: device and

@@ -1,17 +1,17 @@
 /* The JSON of one run (see run_record.h). */
-#include "run_record.h"
+#include "run/run_record.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices.h"
-#include "env.h"
-#include "interval.h"
-#include "names.h"
-#include "rank_config.h"
-#include "stats.h"
+#include "plugin/devices.h"
+#include "machine/env.h"
+#include "results/interval.h"
+#include "base/names.h"
+#include "run/rank_config.h"
+#include "run/stats.h"
 
 json_t *xpb_run_config_json(const xpb_run_config *cfg)
 {

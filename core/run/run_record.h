@@ -7,10 +7,10 @@
 
 #include <jansson.h>
 
-#include "measure.h"
-#include "model_program.h"
-#include "run_config.h"
-#include "session.h"
+#include "run/measure.h"
+#include "program/model_program.h"
+#include "scenario/run_config.h"
+#include "run/session.h"
 
 /* The config object of a run. */
 json_t *xpb_run_config_json(const xpb_run_config *cfg);

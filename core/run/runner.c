@@ -6,26 +6,26 @@
  * the others waiting) unless the scenario names a file holding it, every stage ends with an
  * agreement of the ranks (agree.h), and the timed steps end with the "parallel" metrics
  * (parallel_record.c). */
-#include "runner.h"
+#include "run/runner.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agree.h"
-#include "dump.h"
-#include "host_usage.h"
-#include "measure.h"
-#include "model_program.h"
-#include "names.h"
-#include "parallel_record.h"
-#include "progress.h"
-#include "rank_config.h"
-#include "run_record.h"
-#include "session.h"
-#include "stream.h"
-#include "verify.h"
+#include "parallel/agree.h"
+#include "check/dump.h"
+#include "machine/host_usage.h"
+#include "run/measure.h"
+#include "program/model_program.h"
+#include "base/names.h"
+#include "run/parallel_record.h"
+#include "run/progress.h"
+#include "run/rank_config.h"
+#include "run/run_record.h"
+#include "run/session.h"
+#include "run/stream.h"
+#include "check/verify.h"
 
 /* What one run has made so far, released by run_free. */
 typedef struct run_state {
@@ -151,7 +151,8 @@ static xpb_status prepare(run_state *r, const xpb_registry *registry)
                            "backend '%s' is not loaded on this machine (see `xpubench list`)",
                            cfg->backend);
     xpb_progress_update(r->opts->label, 0, "building");
-    xpb_status st = xpb_model_program_create(&r->mp, model, cfg, &r->err);
+    xpb_program_options popt = xpb_run_config_program(cfg);
+    xpb_status st = xpb_model_program_create(&r->mp, model, &popt, &r->err);
     if (st) /* a model that cannot build this configuration fails the run */
         return st == XPB_OUT_OF_MEMORY ? st : XPB_INVALID_ARGUMENT;
     json_object_set_new(r->run, "model", xpb_run_model_json(r->mp));

@@ -7,9 +7,9 @@
 #include <jansson.h>
 #include <signal.h>
 
-#include "loader.h"
-#include "parallel.h"
-#include "run_config.h"
+#include "plugin/loader.h"
+#include "parallel/parallel.h"
+#include "scenario/run_config.h"
 
 typedef struct xpb_runner_opts {
     const char *dump_dir;        /* NULL: no dump */

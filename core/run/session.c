@@ -1,14 +1,14 @@
 /* A compiled model program on one backend (see session.h). */
-#include "session.h"
+#include "run/session.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "loader.h"
-#include "names.h"
-#include "program_abi.h"
+#include "base/clock.h"
+#include "plugin/loader.h"
+#include "base/names.h"
+#include "program/program_abi.h"
 
 /* Opens the device and reads its info into the (zeroed) session. */
 static xpb_status open_device(xpb_session *s, const xpb_backend_api *api, uint32_t device,

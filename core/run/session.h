@@ -5,8 +5,8 @@
 
 #include <xpubench/backend.h>
 
-#include "loader.h"
-#include "model_program.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
 
 typedef struct xpb_session {
     const xpb_backend_api *api;  /* owned by the plugin */

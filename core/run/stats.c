@@ -1,5 +1,5 @@
 /* Summary statistics (see stats.h). */
-#include "stats.h"
+#include "run/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Streamed input batches (see stream.h). */
-#include "stream.h"
+#include "run/stream.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #ifndef XPB_CORE_STREAM_H
 #define XPB_CORE_STREAM_H
 
-#include "session.h"
+#include "run/session.h"
 
 typedef struct xpb_stream {
     xpb_session *session; /* borrowed: outlives the stream */

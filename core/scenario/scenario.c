@@ -3,7 +3,7 @@
  * scenario_convert.c, gathered per mapping in scenario_fields.c (and per --set option in
  * scenario_set.c); scenario_runs.c prepares and expands the runs (scenario_expand.c,
  * scenario_ids.c). */
-#include "scenario.h"
+#include "scenario/scenario.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "scenario_fields.h"
-#include "scenario_runs.h"
-#include "scenario_set.h"
-#include "scenario_suggest.h"
-#include "sha256.h"
-#include "yaml_tree.h"
+#include "scenario/scenario_fields.h"
+#include "scenario/scenario_runs.h"
+#include "scenario/scenario_set.h"
+#include "scenario/scenario_suggest.h"
+#include "base/sha256.h"
+#include "scenario/yaml_tree.h"
 
 static void run_config_free(xpb_run_config *rc)
 {

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "error.h"
-#include "run_config.h"
+#include "base/errmsg.h"
+#include "scenario/run_config.h"
 
 #define XPB_SCENARIO_MAX_BYTES (1024u * 1024u) /* larger files are refused */
 #define XPB_SCENARIO_MAX_RUNS 100000u          /* larger sweeps are refused */

@@ -1,10 +1,10 @@
 /* Scenario runs against loaded plugins (see scenario_check.h). */
-#include "scenario_check.h"
+#include "scenario/scenario_check.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "builder.h"
+#include "program/builder.h"
 
 static void names_of(char *buf, size_t size, const xpb_registry *r, uint32_t kind)
 {

@@ -7,8 +7,8 @@
 
 #include <stdio.h>
 
-#include "loader.h"
-#include "scenario.h"
+#include "plugin/loader.h"
+#include "scenario/scenario.h"
 
 /* XPB_OK, or XPB_NOT_FOUND / XPB_INVALID_ARGUMENT with "<file>:<line>: run '<id>': ..." */
 xpb_status xpb_scenario_check_plugins(const xpb_scenario *s, const xpb_registry *r, xpb_err *err);

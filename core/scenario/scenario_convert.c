@@ -1,5 +1,5 @@
 /* YAML values of run keys -> typed values (scenario_convert.h). */
-#include "scenario_convert.h"
+#include "scenario/scenario_convert.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
+#include "base/names.h"
 
 xpb_status xpb_origin_status(const struct xpb_yorigin *origin)
 {

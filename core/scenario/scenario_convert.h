@@ -6,9 +6,9 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "scenario_keys.h"
-#include "yaml_tree.h"
+#include "base/errmsg.h"
+#include "scenario/scenario_keys.h"
+#include "scenario/yaml_tree.h"
 
 /* The status for a bad value from this origin: XPB_INVALID_ARGUMENT for --set, else
  * XPB_PARSE_ERROR. */

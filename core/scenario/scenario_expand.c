@@ -1,12 +1,12 @@
 /* Sweep expansion (scenario_expand.h). */
-#include "scenario_expand.h"
+#include "scenario/scenario_expand.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario_convert.h"
-#include "scenario_ids.h"
+#include "scenario/scenario_convert.h"
+#include "scenario/scenario_ids.h"
 
 uint64_t xpb_sfields_count(const struct xpb_sfields *fields)
 {

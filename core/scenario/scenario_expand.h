@@ -7,9 +7,9 @@
 
 #include <stdint.h>
 
-#include "error.h"
-#include "run_config.h"
-#include "scenario_fields.h"
+#include "base/errmsg.h"
+#include "scenario/run_config.h"
+#include "scenario/scenario_fields.h"
 
 /* The number of runs `fields` expand to: the product of their numbers of values, saturating
  * at UINT64_MAX. */

@@ -1,12 +1,12 @@
 /* The run keys of a mapping as typed fields, and their merging by precedence
  * (scenario_fields.h). */
-#include "scenario_fields.h"
+#include "scenario/scenario_fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario_suggest.h"
+#include "scenario/scenario_suggest.h"
 
 void xpb_sfields_free(struct xpb_sfields *f)
 {

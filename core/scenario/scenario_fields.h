@@ -7,10 +7,10 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "scenario_convert.h"
-#include "scenario_keys.h"
-#include "yaml_tree.h"
+#include "base/errmsg.h"
+#include "scenario/scenario_convert.h"
+#include "scenario/scenario_keys.h"
+#include "scenario/yaml_tree.h"
 
 #define XPB_SCENARIO_MAX_PARAMS 256 /* model parameters per mapping */
 

@@ -1,10 +1,10 @@
 /* The run keys for `xpubench validate --help`, from the key table (scenario.h). */
-#include "scenario.h"
+#include "scenario/scenario.h"
 
 #include <math.h>
 #include <stdio.h>
 
-#include "scenario_keys.h"
+#include "scenario/scenario_keys.h"
 
 /* The default of `key` as help shows it: "; default <canonical value>", "; default ~" for
  * the model's default, "; required" for a key without one, nothing for `name` and `params`

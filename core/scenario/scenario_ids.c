@@ -1,12 +1,12 @@
 /* Run ids and their uniqueness (scenario_ids.h). */
-#include "scenario_ids.h"
+#include "scenario/scenario_ids.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
+#include "base/names.h"
 
 /* A growing string; `failed` records an allocation failure (then p may be partial). */
 struct strbuf {

@@ -5,9 +5,9 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "run_config.h"
-#include "scenario_fields.h"
+#include "base/errmsg.h"
+#include "scenario/run_config.h"
+#include "scenario/scenario_fields.h"
 
 /* The id of the run rc filled from combination `index` of `fields`: the label (`name`, s NULL
  * when the run has none) or "<model>-<mode>", then "[key=value,...]" over the swept fields in

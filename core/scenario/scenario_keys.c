@@ -1,5 +1,5 @@
 /* The run key table and its queries (scenario_keys.h). */
-#include "scenario_keys.h"
+#include "scenario/scenario_keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include <xpubench/backend.h>
 
-#include "names.h"
+#include "base/names.h"
 
 static const struct xpb_skey_choice mode_choices[] = {
     {"train", XPB_MODE_TRAIN},

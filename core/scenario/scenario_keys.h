@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "run_config.h"
-#include "yaml_tree.h"
+#include "base/errmsg.h"
+#include "scenario/run_config.h"
+#include "scenario/yaml_tree.h"
 
 #define XPB_SKEY_MAX 64 /* more keys than the table will ever have: sizes "seen" arrays */
 

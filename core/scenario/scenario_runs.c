@@ -1,13 +1,13 @@
 /* The runs of a scenario: preparation, sweep limits and expansion (scenario_runs.h). */
-#include "scenario_runs.h"
+#include "scenario/scenario_runs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario.h"
-#include "scenario_expand.h"
-#include "scenario_ids.h"
+#include "scenario/scenario.h"
+#include "scenario/scenario_expand.h"
+#include "scenario/scenario_ids.h"
 
 void xpb_sruns_free(struct xpb_sruns *r)
 {

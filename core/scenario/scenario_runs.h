@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "run_config.h"
-#include "scenario_fields.h"
-#include "yaml_tree.h"
+#include "base/errmsg.h"
+#include "scenario/run_config.h"
+#include "scenario/scenario_fields.h"
+#include "scenario/yaml_tree.h"
 
 /* One entry of `runs`, converted. */
 struct xpb_srun {

@@ -1,11 +1,11 @@
 /* --set options (scenario_set.h). */
-#include "scenario_set.h"
+#include "scenario/scenario_set.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario_suggest.h"
+#include "scenario/scenario_suggest.h"
 
 void xpb_soverrides_free(struct xpb_soverrides *o)
 {

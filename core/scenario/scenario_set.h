@@ -5,9 +5,9 @@
 
 #include <stddef.h>
 
-#include "error.h"
-#include "scenario_fields.h"
-#include "yaml_tree.h"
+#include "base/errmsg.h"
+#include "scenario/scenario_fields.h"
+#include "scenario/yaml_tree.h"
 
 /* The parsed options: their fields and what those fields borrow. */
 struct xpb_soverrides {

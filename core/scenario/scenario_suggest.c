@@ -1,11 +1,11 @@
 /* Suggestions for unknown words and the unknown-key message (scenario_suggest.h). */
-#include "scenario_suggest.h"
+#include "scenario/scenario_suggest.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario_keys.h"
-#include "yaml_tree.h"
+#include "scenario/scenario_keys.h"
+#include "scenario/yaml_tree.h"
 
 /* Optimal string alignment distance, capped: returns cap+1 when larger than cap. */
 static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb, size_t cap)

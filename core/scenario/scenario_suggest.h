@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 /* The candidate closest to `word` (len bytes) by edit distance (insertions, deletions,
  * substitutions and swaps of neighbours) when that distance is at most 2, else NULL. Returns

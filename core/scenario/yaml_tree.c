@@ -2,7 +2,7 @@
  * file checks the bytes first (so that binary junk gets an exact line and column), refuses
  * what scenarios never need (anchors, aliases, tags, several documents, deep nesting) and
  * builds the tree without recursion on the way in. */
-#include "yaml_tree.h"
+#include "scenario/yaml_tree.h"
 
 #include <stdarg.h>
 #include <stdint.h>

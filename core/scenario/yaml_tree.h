@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 #define XPB_YAML_MAX_DEPTH 32
 

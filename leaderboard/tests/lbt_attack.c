@@ -16,7 +16,7 @@
 #include <curl/curl.h>
 #include <gnutls/gnutls.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 /* What a slow connection sends: a request head whose last header line never ends. */
 static const char SLOW_HEAD[] = "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";

@@ -26,9 +26,9 @@
 
 #include "lb_db.h"
 #include "lbt_support.h"
-#include "spool.h"
-#include "results.h"
-#include "upload.h"
+#include "publish/spool.h"
+#include "results/results.h"
+#include "publish/upload.h"
 
 #define N_DOCS 200
 #define N_CLIENTS 8

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "lb_api.h"
 #include "lb_auth.h"
 #include "lb_budget.h"
@@ -33,8 +33,8 @@
 #include "lb_store.h"
 #include "lb_svg.h"
 #include "lbt_support.h"
-#include "results.h"
-#include "upload.h"
+#include "results/results.h"
+#include "publish/upload.h"
 
 /* ---- helpers ---- */
 

@@ -19,11 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agree.h"
-#include "loader.h"
-#include "model_program.h"
-#include "parallel.h"
-#include "session.h"
+#include "parallel/agree.h"
+#include "plugin/loader.h"
+#include "program/model_program.h"
+#include "parallel/parallel.h"
+#include "run/session.h"
+#include "scenario/run_config.h"
 
 /* The tensors of one training run: the last step's gradients, the parameters and the state
  * (running statistics) after it, by name. */
@@ -77,7 +78,8 @@ static xpb_status capture(snapshot *s, xpb_session *ses, xpb_err *err)
 static xpb_status run(snapshot *s, const run_spec *spec, xpb_err *err)
 {
     memset(s, 0, sizeof *s);
-    xpb_status st = xpb_model_program_create(&s->mp, spec->model, &spec->cfg, err);
+    xpb_program_options po = xpb_run_config_program(&spec->cfg);
+    xpb_status st = xpb_model_program_create(&s->mp, spec->model, &po, err);
     if (st)
         return st;
     s->mp->data_shards = spec->shards;

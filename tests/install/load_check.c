@@ -5,8 +5,8 @@
  * Exit status 0 on success. */
 #include <stdio.h>
 
-#include "devices.h"
-#include "loader.h"
+#include "plugin/devices.h"
+#include "plugin/loader.h"
 
 /* Prints what the host's device listing finds; 1 when the backend has at least one device. */
 static int list_devices(const xpb_plugin_descriptor *d)

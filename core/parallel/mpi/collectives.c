@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "mpi_ctx.h"
+#include "parallel/mpi/mpi_ctx.h"
 
 /* Refuses a collective once another rank stopped or this one did. */
 static xpb_status refuse_after_stop(xpbm_ctx *c)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_ctx.h"
+#include "parallel/mpi/mpi_ctx.h"
 
 void xpbm_stop(void *ctx)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mpi_module.h"
-#include "mpi_ctx.h"
+#include "parallel/mpi_module.h"
+#include "parallel/mpi/mpi_ctx.h"
 
 #if defined(__GNUC__)
 #define XPBM_EXPORT __attribute__((visibility("default")))

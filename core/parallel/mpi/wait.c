@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mpi_ctx.h"
+#include "parallel/mpi/mpi_ctx.h"
 
 static double now(void)
 {

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "interval.h"
+#include "results/interval.h"
 #include <xpubench/status.h>
 
 typedef enum xpb_diff_verdict {

@@ -1,12 +1,12 @@
 /* Run-by-run comparison of two results files (see report_diff.h). */
-#include "report_diff.h"
+#include "compare/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_format.h"
-#include "results.h"
+#include "render/format.h"
+#include "results/results.h"
 
 /* run[key] as a string borrowed from the document, "" when it is not one. */
 static const char *run_str(const json_t *run, const char *key)

@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "loader.h"
+#include "plugin/loader.h"
 
 /* The instruction-set extensions environment.cpu.flags reports when the CPU lists them, in this
  * order: the vector ISAs DL kernels are built for, and the features that decide whether bf16

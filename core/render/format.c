@@ -1,5 +1,5 @@
 /* Number formatting of the report (see report_format.h). */
-#include "report_format.h"
+#include "render/format.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_diff.h"
-#include "report_format.h"
+#include "compare/compare.h"
+#include "render/format.h"
 
 #define N_COLS 5
 #define CELL 192

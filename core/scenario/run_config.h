@@ -8,10 +8,8 @@
 
 #include <xpubench/backend.h> /* xpb_precision, xpb_transfer */
 
-typedef enum xpb_mode {
-    XPB_MODE_TRAIN = 1,
-    XPB_MODE_INFERENCE = 2,
-} xpb_mode;
+#include "base/names.h"              /* xpb_mode */
+#include "program/program_options.h" /* xpb_kv */
 
 /* How a run launched as several processes ("ranks") uses them (docs/distributed.md). */
 typedef enum xpb_parallel_mode {
@@ -19,13 +17,6 @@ typedef enum xpb_parallel_mode {
     XPB_PARALLEL_NONE = 1, /* every rank trains its own replica; nothing is averaged */
     XPB_PARALLEL_DATA = 2, /* one model: gradients averaged over the ranks every step */
 } xpb_parallel_mode;
-
-/* A model parameter set by the scenario, as written (validated against the model's
- * declaration when the model is built). */
-typedef struct xpb_kv {
-    char *key;
-    char *value;
-} xpb_kv;
 
 typedef struct xpb_run_config {
     char *id; /* "conv6-train-b64-fp32-cpu_ref-fused-t2" or the run's `name` plus axes */
@@ -63,5 +54,9 @@ typedef struct xpb_run_config {
     uint32_t world_size;
     uint32_t rank;
 } xpb_run_config;
+
+/* The options the program room builds this run's model program from. The result points into
+ * `cfg` (model, variant, params): valid while cfg is. */
+xpb_program_options xpb_run_config_program(const xpb_run_config *cfg);
 
 #endif

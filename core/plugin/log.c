@@ -1,5 +1,5 @@
 /* Host logging and the host-services table given to plugins (see log.h). */
-#include "log.h"
+#include "plugin/log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

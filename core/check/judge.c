@@ -1,5 +1,5 @@
 /* The comparison of a backend's tensors with the reference's (see compare.h). */
-#include "compare.h"
+#include "check/judge.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Error message buffer helpers (see error.h). */
-#include "error.h"
+#include "base/errmsg.h"
 
 #include <stdarg.h>
 #include <stdio.h>

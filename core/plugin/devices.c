@@ -1,5 +1,5 @@
 /* Listing a backend's devices (see devices.h). */
-#include "devices.h"
+#include "plugin/devices.h"
 
 #include <stdio.h>
 #include <string.h>

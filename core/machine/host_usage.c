@@ -1,5 +1,5 @@
 /* Interference and memory of a run, from the host's counters (see host_usage.h). */
-#include "host_usage.h"
+#include "machine/host_usage.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 int xpb_proc_stat_parse(const char *text, double *busy_ticks, double *steal_ticks, int *cpus)
 {

@@ -1,5 +1,5 @@
 /* Environment capture (see env.h). */
-#include "env.h"
+#include "machine/env.h"
 
 #include <stdio.h>
 #include <stdlib.h>

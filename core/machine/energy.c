@@ -1,5 +1,5 @@
 /* RAPL energy readings (see energy.h). */
-#include "energy.h"
+#include "machine/energy.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* The plugin loader (see loader.h and docs/plugin-abi.md, "Loading"). */
-#include "loader.h"
+#include "plugin/loader.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "plugin/log.h"
 
 /* Normally set by core/CMakeLists.txt from GNUInstallDirs. */
 #ifndef XPB_PLUGIN_INSTALL_REL

@@ -10,7 +10,7 @@
 
 #include <xpubench/xpubench.h>
 
-#include "error.h"
+#include "base/errmsg.h"
 
 typedef struct xpb_registry xpb_registry; /* opaque: loaded plugins and load problems */
 
