@@ -12,6 +12,7 @@
 #ifndef XPUBENCH_PROGRAM_H
 #define XPUBENCH_PROGRAM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -343,6 +344,27 @@ static inline XPB_HOST_DEVICE float xpb_dropout_factor(uint64_t stream, int64_t 
 {
     float u = (float)(xpb_splitmix64(stream + (uint64_t)i) >> 40) * 0x1p-24f; /* exact in fp32 */
     return u >= p ? 1.0f / (1.0f - p) : 0.0f; /* u < 1, so p >= 1 drops everything, never 1/0 */
+}
+
+/* One row of SOFTMAX_XENT (docs/ops.md) over logits z[0..k): the row's loss
+ * logsumexp(z) - z[label], computed in double as log sum exp(z - m) - (z[label] - m) with
+ * m = max z, so that huge logits neither overflow nor lose the answer; softmax(z) into prob
+ * when prob is not NULL. Here so that every backend computes the loss the same way. */
+static inline XPB_HOST_DEVICE double xpb_softmax_xent_row(const float *z, int64_t k, int32_t label,
+                                                          float *prob)
+{
+    double m = z[0];
+    for (int64_t j = 1; j < k; j++)
+        if (z[j] > m)
+            m = z[j];
+    double sum = 0.0;
+    for (int64_t j = 0; j < k; j++)
+        sum += exp(z[j] - m);
+    double log_sum = log(sum);
+    if (prob)
+        for (int64_t j = 0; j < k; j++)
+            prob[j] = (float)exp(z[j] - m - log_sum);
+    return log_sum - (z[label] - m);
 }
 
 /* The op's upper-case name ("CONV2D"), static; "UNKNOWN" for numbers this header lacks. */
