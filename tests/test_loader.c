@@ -257,7 +257,7 @@ static void test_plugin_refuses_host(void **state)
     (void)state;
     char expected[2 * PATH_MAX];
     snprintf(expected, sizeof expected,
-             "%s: backend 'fake_refuses_host' 0.9.0 (built for ABI 1.3, this host speaks ABI "
+             "%s: backend 'fake_refuses_host' 0.9.0 (built for ABI 1.9, this host speaks ABI "
              "%d.%d): xpb_plugin_query failed: incompatible plugin ABI version (status 4); "
              "skipped",
              fake_path("refuses_host", "fake_refuses_host.so"), XPB_ABI_MAJOR, XPB_ABI_MINOR);
@@ -707,6 +707,47 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     xpb_registry_free(r);
 }
 
+/* A backend built against the frozen ABI 1.2 headers (tests/abi/1.2: the example backend as a
+ * vendor built it then) loads on this host, says op set 2, and runs a sealed program whose ops
+ * carry the members ABI 1.3 appended (a longer op_stride, operand arrays); it refuses an op of
+ * op set 3 by the host's name, and the host refuses a program that needs op set 3 on it before
+ * compile. */
+static void test_abi_1_2_backend_runs_a_program(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("abi12_example");
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "example");
+    assert_non_null(d);
+    assert_int_equal(d->abi_minor, 2);
+    assert_int_equal(xpb_plugin_opset(d), 2);
+    const xpb_backend_api *api = d->api;
+
+    struct test_program tp;
+    tp_init(&tp, 0);
+    assert_true(tp.p.op_stride >= offsetof(xpb_op, outputs_all) + sizeof(void *));
+    tp_run_and_check(api, &tp, 0);
+
+    tp.ops[2].kind = 99; /* an op of op set 3, as this host describes it */
+    tp.ops[2].kind_name = "FUTURE_OP";
+    tp.ops[2].opset = 3;
+    tp.ops[2].layer = "future";
+    tp.p.opset = 3;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_session_check_opset(d, &tp.p, &err), XPB_UNSUPPORTED);
+    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 2; op FUTURE_OP (layer "
+                                 "'future') is from op set 3");
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    xpb_compile_options o = {.struct_size = sizeof o, .precision = XPB_PRECISION_FP32};
+    xpb_executable *exe = NULL;
+    assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
+    assert_null(exe);
+    assert_non_null(strstr(api->last_error(be), "FUTURE_OP"));
+    api->close(be);
+    xpb_registry_free(r);
+}
+
 /* A builder's fail() that records what it was given. */
 static char failed_with[512];
 
@@ -1013,6 +1054,7 @@ int main(void)
         cmocka_unit_test(test_abi_1_0_backend_runs_a_program),
         cmocka_unit_test(test_host_refuses_a_newer_op_set),
         cmocka_unit_test(test_abi_1_1_backend_refuses_by_name),
+        cmocka_unit_test(test_abi_1_2_backend_runs_a_program),
         cmocka_unit_test(test_models_refuse_in_their_own_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,7 +90,7 @@ json_t *xpb_run_device_json(const xpb_device_info *d, uint64_t caps)
     json_object_set_new(j, "driver", json_string(d->driver));
     json_object_set_new(j, "libraries", json_string(d->libraries));
     json_object_set_new(j, "threads", json_integer(d->threads));
-    for (int p = 1; p < XPB_PRECISION_COUNT; p++)
+    for (int p = 1; p < XPB_PEAK_SLOTS; p++)
         if (d->peak_flops[p] > 0)
             json_object_set_new(peak, xpb_precision_name((uint32_t)p), json_real(d->peak_flops[p]));
     json_object_set_new(j, "peak_flops", peak);
@@ -233,7 +233,7 @@ json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
     json_object_set_new(m, "step_time_s", st);
     double flops = (double)(mp->training ? mp->flops_train : mp->flops_forward) * ts.p50;
     json_object_set_new(m, "flops_per_s", json_real(flops));
-    double peak = s->info.peak_flops[cfg->precision < XPB_PRECISION_COUNT ? cfg->precision : 0];
+    double peak = s->info.peak_flops[cfg->precision < XPB_PEAK_SLOTS ? cfg->precision : 0];
     json_object_set_new(m, "peak_fraction", peak > 0 ? json_real(flops / peak) : json_null());
 
     json_t *mem = json_object();

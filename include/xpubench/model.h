@@ -1,4 +1,4 @@
-/* xpubench public SDK: the model interface (ABI 1.1).
+/* xpubench public SDK: the model interface (the ABI version is plugin.h's).
  *
  * A model plugin owns architecture and nothing else. Its descriptor (plugin.h) points at a
  * `static const xpb_model_api`; the host calls build() with a builder, and the model declares

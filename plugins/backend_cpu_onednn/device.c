@@ -195,7 +195,7 @@ out:
 
 /* Measured once per process (the host calls device_info from one thread at a time). */
 static int peaks_done;
-static double peaks[XPB_PRECISION_COUNT];
+static double peaks[XPB_PEAK_SLOTS];
 
 /* Fills peak[] with the measured rates of the policies in `precisions`. */
 static void measure_peaks(double *peak, xpb_backend *be, uint32_t precisions)
@@ -209,7 +209,7 @@ static void measure_peaks(double *peak, xpb_backend *be, uint32_t precisions)
         omp_set_num_threads(saved);
         peaks_done = 1;
     }
-    for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+    for (int p = 0; p < XPB_PEAK_SLOTS; p++)
         peak[p] = (precisions & XPB_PRECISION_BIT(p)) ? peaks[p] : 0.0;
 }
 

@@ -135,7 +135,7 @@ static void describe_cpu(xpb_device_info *out)
     if (XPB_HAS_MEMBER(out, xpb_device_info, memory_bytes))
         out->memory_bytes = 0; /* host memory */
     if (XPB_HAS_MEMBER(out, xpb_device_info, peak_flops))
-        for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+        for (int p = 0; p < XPB_PEAK_SLOTS; p++)
             out->peak_flops[p] = 0.0; /* unknown: a reference is not timed for its peak */
     /* ABI 1.1 */
     if (XPB_HAS_MEMBER(out, xpb_device_info, kind))
