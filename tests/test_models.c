@@ -196,6 +196,21 @@ static void test_counts(void **state)
         }
         xpb_model_program_free(mp);
     }
+    /* Fashion-MNIST's 1x28x28 (hand counts: conv6's conv1 has 64 x 1 x 9 + 64 weights and fc1
+     * takes 256 x 3 x 3 features; resnet18's stem 64 x 1 x 9 instead of 64 x 3 x 9). */
+    static const struct {
+        const char *model;
+        int64_t params;
+    } gray[] = {{"conv6", 1802698}, {"resnet18", 11172810}};
+    for (size_t i = 0; i < sizeof gray / sizeof gray[0]; i++) {
+        xpb_run_config g =
+            config(gray[i].model, "cifar", 2, XPB_MODE_TRAIN, "in_channels=1 image_size=28");
+        xpb_model_program *mp = create(&g);
+        assert_int_equal(mp->param_count, gray[i].params);
+        assert_int_equal(mp->tensors[0].dims[1], 1);
+        assert_int_equal(mp->tensors[0].dims[2], 28);
+        xpb_model_program_free(mp);
+    }
     /* Per sample, whatever the batch. */
     xpb_run_config c = config("resnet18", "cifar", 3, XPB_MODE_TRAIN, NULL);
     xpb_model_program *mp = create(&c);
