@@ -627,16 +627,20 @@ static void test_host_refuses_a_newer_op_set(void **state)
     /* a backend that knows op set 2 gets the program (and judges it itself) */
     assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_OK);
 
-    tp.ops[2].kind = 99; /* an op of op set 3, as a newer host describes it */
+    tp.ops[2].kind = 99; /* an op of the op set after this one, as a newer host describes it */
     tp.ops[2].kind_name = "FUTURE_OP";
-    tp.ops[2].opset = 3;
+    tp.ops[2].opset = XPB_OPSET_VERSION + 1;
     tp.ops[2].layer = "future";
-    tp.p.opset = 3;
+    tp.p.opset = XPB_OPSET_VERSION + 1;
     assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_UNSUPPORTED);
-    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 2; op FUTURE_OP (layer "
-                                 "'future') is from op set 3");
+    char want[256];
+    snprintf(want, sizeof want,
+             "backend 'example' 0.2.0 knows op set %d; op FUTURE_OP (layer 'future') is from op "
+             "set %d",
+             XPB_OPSET_VERSION, XPB_OPSET_VERSION + 1);
+    assert_string_equal(err.msg, want);
     xpb_plugin_descriptor newer = *ex;
-    newer.opset = 3;
+    newer.opset = XPB_OPSET_VERSION + 1;
     assert_int_equal(xpb_session_check_opset(&newer, &tp.p, &err), XPB_OK);
     xpb_registry_free(r);
 }
@@ -681,7 +685,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_null(exe);
     assert_string_equal(api->last_error(be),
                         "example: op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
-                        "an op of op set 2, the newest this code was built for");
+                        "an op of op set 3, the newest this code was built for");
 
     tp_init(&tp, 0);
     tp.ops[3].attrs_set |= 1ull << 40;
@@ -689,7 +693,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_null(exe);
     assert_string_equal(api->last_error(be),
                         "example: op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
-                        "40, which op set 2 does not define (an attribute of a later op set "
+                        "40, which op set 3 does not define (an attribute of a later op set "
                         "changes what the op computes)");
 
     tp_init(&tp, 1);

@@ -441,8 +441,8 @@ static void test_counts_and_presence(void **state)
     expect(&s, XPB_INVALID_ARGUMENT, "output 1 (db) is missing");
 
     valid(&s, XPB_OP_RELU);
-    s.op.n_inputs = XPB_MAX_OP_INPUTS + 1;
-    expect(&s, XPB_INVALID_ARGUMENT, "n_inputs 7 and n_outputs 1, at most 6 and 4");
+    s.op.n_inputs = XPB_SHP_MAX_IN + 1; /* more than any op takes: refused before reading them */
+    expect(&s, XPB_INVALID_ARGUMENT, "n_inputs 513 and n_outputs 1, at most 512 and 8");
     /* a NULL array is "every tensor absent" */
     valid(&s, XPB_OP_RELU);
     assert_int_equal(xpb_op_check(&s.op, NULL, NULL, s.msg, sizeof s.msg), XPB_INVALID_ARGUMENT);
@@ -930,14 +930,14 @@ static void test_infer_shape(void **state)
     assert_int_equal(sh_infer(&s, &y), XPB_INVALID_ARGUMENT);
     assert_string_equal(s.msg, "LINEAR (layer 'L'): input 1 (w) is missing");
     sh_init(&s, XPB_OP_RELU);
-    s.op.n_inputs = 9;
+    s.op.n_inputs = XPB_SHP_MAX_IN + 1;
     assert_int_equal(sh_infer(&s, &y), XPB_INVALID_ARGUMENT);
-    assert_string_equal(s.msg, "RELU (layer 'L'): n_inputs 9, at most 6");
+    assert_string_equal(s.msg, "RELU (layer 'L'): n_inputs 513, at most 512");
     sh_init(&s, 99);
     s.op.layer = NULL;
     assert_int_equal(sh_infer(&s, &y), XPB_UNSUPPORTED);
     assert_string_equal(s.msg, "UNKNOWN (layer ''): not implemented: kind 99 is not an op of op "
-                               "set 2, the newest this code was built for");
+                               "set 3, the newest this code was built for");
 }
 
 /* ---- op kinds and attribute bits of later op sets ---- */
@@ -951,7 +951,7 @@ static void test_unknown_kind(void **state)
     s.op.layer = "mystery";
     assert_int_equal(sh_check(&s), XPB_UNSUPPORTED);
     assert_string_equal(s.msg, "UNKNOWN (layer 'mystery'): not implemented: kind 77 is not an op "
-                               "of op set 2, the newest this code was built for");
+                               "of op set 3, the newest this code was built for");
     s.op.kind = 0;
     assert_int_equal(sh_check(&s), XPB_UNSUPPORTED);
     s.op.kind = XPB_OP_KIND_END_;
@@ -1032,7 +1032,7 @@ static void test_op_validate(void **state)
     g.ops[1].opset = 3;
     assert_int_equal(xpb_op_validate(&g.p, 1, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
     assert_string_equal(g.msg, "op 1 FUTURE_OP (layer 'copy'): not implemented: kind 99 is not "
-                               "an op of op set 2, the newest this code was built for");
+                               "an op of op set 3, the newest this code was built for");
     /* an ABI 1.0 host wrote no kind_name: the number is all there is */
     g.p.op_stride = offsetof(xpb_op, opset);
     xpb_op old_ops[2];
@@ -1044,7 +1044,7 @@ static void test_op_validate(void **state)
     g.p.ops = (const xpb_op *)(const void *)packed;
     assert_int_equal(xpb_op_validate(&g.p, 1, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
     assert_string_equal(g.msg, "op 1 UNKNOWN (layer 'copy'): not implemented: kind 99 is not an "
-                               "op of op set 2, the newest this code was built for");
+                               "op of op set 3, the newest this code was built for");
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_OK);
 
     /* an attribute bit these headers do not know, one and two of them */
@@ -1052,11 +1052,11 @@ static void test_op_validate(void **state)
     g.ops[0].attrs_set |= 1ull << 40;
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
     assert_string_equal(g.msg, "op 0 RELU (layer 'relu'): not implemented: it sets attribute bit "
-                               "40, which op set 2 does not define (an attribute of a later op "
+                               "40, which op set 3 does not define (an attribute of a later op "
                                "set changes what the op computes)");
     g.ops[0].attrs_set |= 1ull << 63;
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_UNSUPPORTED);
-    assert_non_null(strstr(g.msg, "sets attribute bits 40, 63, which op set 2"));
+    assert_non_null(strstr(g.msg, "sets attribute bits 40, 63, which op set 3"));
     /* known bits are fine whatever they say */
     prog_init(&g);
     g.ops[0].attrs_set = XPB_ATTRS_KNOWN;
@@ -1085,8 +1085,8 @@ static void test_op_validate(void **state)
     prog_init(&g);
     g.ops[0].n_outputs = 5;
     assert_int_equal(xpb_op_validate(&g.p, 0, g.msg, sizeof g.msg), XPB_INVALID_ARGUMENT);
-    assert_string_equal(g.msg, "op 0 RELU (layer 'relu'): n_inputs 1 and n_outputs 5, at most 6 "
-                               "and 4");
+    assert_string_equal(g.msg, "op 0 RELU (layer 'relu'): n_outputs 5, but no outputs_all and "
+                               "only 4 inline outputs");
     /* then the rules, with the op's number in front */
     prog_init(&g);
     g.t[2].dims[1] = 4;

@@ -25,7 +25,7 @@ extern "C" {
  * ops and attributes need (xpb_program.opset), not the host's: an old backend still runs a
  * program that uses nothing new. A backend that meets an op or attribute it does not know
  * returns XPB_UNSUPPORTED naming the op (xpb_op_kind_name) and its layer. */
-#define XPB_OPSET_VERSION 2
+#define XPB_OPSET_VERSION 3
 
 /* Array lengths frozen at ABI 1.0 (plugin.h's growth table). A tensor has at most XPB_MAX_DIMS
  * dims: a backend refuses a tensor whose ndim is larger (a later minor would append the
@@ -91,7 +91,30 @@ typedef enum xpb_dtype {
     X(ADAM_UPDATE, 40, 1, "param*, grad, m*, v*, step*[1] ->")                                     \
     X(FILL, 41, 1, "-> y")                                                                         \
     X(COPY, 42, 1, "x -> y")                                                                       \
-    X(ALL_REDUCE, 43, 2, "x* -> (x = mean of x over the ranks of the communicator)")
+    X(ALL_REDUCE, 43, 2, "x* -> (x = mean of x over the ranks of the communicator)")               \
+    X(MATMUL, 44, 3, "a[M,K], b[K,N], bias[N] [opt] -> y[M,N] (transpose: a[K,M], b[N,K])")        \
+    X(MATMUL_BWD, 45, 3, "dy, a, b -> da [opt], db [opt], dbias [opt]")                            \
+    X(BATCHED_MATMUL, 46, 3, "a[..,M,K], b[..,K,N] -> y[..,M,N] (batch dims broadcast)")           \
+    X(BATCHED_MATMUL_BWD, 47, 3, "dy, a, b -> da [opt], db [opt]")                                 \
+    X(PERMUTE, 48, 3, "x -> y (y dim d = x dim perm[d])")                                          \
+    X(ADD_BROADCAST, 49, 3, "a, b -> y (numpy broadcasting)")                                      \
+    X(MUL, 50, 3, "a, b -> y (numpy broadcasting)")                                                \
+    X(SUM_TO, 51, 3, "x -> y (x summed down to y's shape, y broadcasts to x)")                     \
+    X(SCALE, 52, 3, "x -> y (y = value * x)")                                                      \
+    X(SOFTMAX, 53, 3, "x, mask[Sq,Sk] [opt] -> y (last axis, of scale * x + mask, causal)")        \
+    X(SOFTMAX_BWD, 54, 3, "dy, y -> dx")                                                           \
+    X(LAYER_NORM, 55, 3, "x, gamma[D], beta[D] -> y, ws_mean, ws_rstd (last axis)")                \
+    X(LAYER_NORM_BWD, 56, 3, "dy, x, gamma, ws_mean, ws_rstd -> dx, dgamma, dbeta")                \
+    X(GELU, 57, 3, "x -> y")                                                                       \
+    X(GELU_BWD, 58, 3, "dy, x -> dx")                                                              \
+    X(EMBEDDING, 59, 3, "indices i32, weight[V,D] -> y[.., D]")                                    \
+    X(EMBEDDING_BWD, 60, 3, "dy, indices -> dweight[V,D]")                                         \
+    X(LSTM, 61, 3, "x[T,B,I], w_ih, w_hh, b_ih, b_hh, h0 [opt], c0 [opt] -> y, h_n, c_n, ws")      \
+    X(LSTM_BWD, 62, 3,                                                                             \
+      "dy, dh_n [opt], dc_n [opt], x, w_ih, w_hh, y, ws, h0 [opt], c0 [opt] -> dx [opt], dw_ih, "  \
+      "dw_hh, db_ih, db_hh, dh0 [opt], dc0 [opt]")                                                 \
+    X(ADAMW_UPDATE, 63, 3, "param*, grad, m*, v*, step*[1] ->")                                    \
+    X(CLIP_GRAD_NORM, 64, 3, "g1*, ..., gN* -> total_norm[1]")
 
 typedef enum xpb_op_kind {
 #define XPB_OP_ENUM_(name, num, opset, sig) XPB_OP_##name = num,
@@ -149,7 +172,24 @@ typedef struct xpb_op_attrs {
 
 /* Attributes added after op set 1 live in xpb_op itself, after kind_name:
  * X(name, bit, member of xpb_op, op set that introduced it). */
-#define XPB_OP_ATTR_MAP(X) X(BUCKET, 17, bucket, 2)
+#define XPB_OP_ATTR_MAP(X)                                                                         \
+    X(BUCKET, 17, bucket, 2)                                                                       \
+    X(TRANSPOSE, 18, transpose, 3)                                                                 \
+    X(PERM, 19, perm, 3)                                                                           \
+    X(CAUSAL, 20, causal, 3)                                                                       \
+    X(APPROXIMATE, 21, approximate, 3)                                                             \
+    X(INDEX_FLAGS, 22, index_flags, 3)                                                             \
+    X(PADDING_IDX, 23, padding_idx, 3)                                                             \
+    X(IGNORE_INDEX, 24, ignore_index, 3)                                                           \
+    X(LABEL_SMOOTHING, 25, label_smoothing, 3)                                                     \
+    X(MAX_NORM, 26, max_norm, 3)
+
+/* Values of the op-set-3 attributes. */
+#define XPB_TRANSPOSE_A 1u   /* MATMUL(_BWD), BATCHED_MATMUL(_BWD): a holds op(a)^T */
+#define XPB_TRANSPOSE_B 2u   /* ... b holds op(b)^T */
+#define XPB_GELU_TANH 1u     /* GELU(_BWD) approximate: PyTorch's approximate='tanh' */
+#define XPB_INDEX_PADDING 1u /* index_flags: padding_idx is set (EMBEDDING(_BWD)) */
+#define XPB_INDEX_IGNORE 2u  /* index_flags: ignore_index is set (SOFTMAX_XENT(_BWD)) */
 
 /* XPB_ATTR_BIT_KERNEL = 0 ...: bit numbers; XPB_ATTR(KERNEL) is the mask. */
 #define XPB_ATTR_BIT_(name, bit, member) XPB_ATTR_BIT_##name = bit,
@@ -227,6 +267,18 @@ typedef struct xpb_op {
      * xpb_op_output(), which handle both. */
     const uint32_t *inputs_all;
     const uint32_t *outputs_all;
+
+    /* ---- ABI 1.3: attributes of op set 3 (XPB_OP_ATTR_MAP; docs/ops.md) ---- */
+    uint32_t transpose;    /* XPB_TRANSPOSE_A | XPB_TRANSPOSE_B */
+    uint8_t perm[4];       /* PERMUTE: output dim d is input dim perm[d] (first ndim used) */
+    uint32_t causal;       /* SOFTMAX: 1 masks key j > query i (the last two dims) */
+    uint32_t approximate;  /* GELU(_BWD): 0 exact erf, XPB_GELU_TANH */
+    uint32_t index_flags;  /* XPB_INDEX_PADDING, XPB_INDEX_IGNORE */
+    int32_t padding_idx;   /* EMBEDDING(_BWD): this row gets no gradient (with the flag) */
+    int32_t ignore_index;  /* SOFTMAX_XENT(_BWD): rows with this label count for nothing */
+    float label_smoothing; /* SOFTMAX_XENT(_BWD): in [0, 1] */
+    float max_norm;        /* CLIP_GRAD_NORM: > 0 */
+    uint32_t reserved3_;   /* zero */
     /* Attributes of later op sets are appended here. */
 } xpb_op;
 
