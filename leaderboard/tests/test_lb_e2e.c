@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "lb_db.h"
+#include "db/lb_db.h"
 #include "lbt_support.h"
 #include "publish/spool.h"
 #include "results/results.h"
