@@ -22,20 +22,9 @@
 #include <stddef.h>
 
 #include "base/errmsg.h"
+#include "db/lb_db_types.h"
 
 #define LB_DB_FILE "leaderboard.sqlite3"
-/* Most parameters one statement binds. */
-#define LB_DB_MAX_PARAMS 32
-
-enum lb_db_kind { LB_DB_SQLITE, LB_DB_POSTGRES };
-
-/* What lb_stmt_step returns. */
-enum lb_step {
-    LB_STEP_ERROR = -1,   /* failed: lb_db_errmsg says why */
-    LB_STEP_DONE = 0,     /* no (more) rows */
-    LB_STEP_ROW = 1,      /* a row is available through lb_col_* */
-    LB_STEP_CONFLICT = 2, /* a UNIQUE constraint refused the statement */
-};
 
 struct lb_db;   /* one connection; used by one thread at a time */
 struct lb_stmt; /* a prepared statement of one connection */

@@ -1,10 +1,12 @@
 /* What a store's driver provides to lb_db.c (see lb_db.h): a connection, statements, and the
- * few spellings that differ between SQLite and PostgreSQL. Drivers know nothing of lb_db.c
- * (no symbol of it is used by them), so the modules stay free of import circles. */
+ * few spellings that differ between SQLite and PostgreSQL. Drivers know nothing of lb_db.c:
+ * they use none of its symbols and include only the words both share (lb_db_types.h), so
+ * lb_db.c uses the drivers and never the other way round. */
 #ifndef LB_DB_DRIVER_H
 #define LB_DB_DRIVER_H
 
-#include "db/lb_db.h"
+#include "base/errmsg.h"
+#include "db/lb_db_types.h"
 
 enum lb_param_type { LB_PARAM_NULL, LB_PARAM_INT, LB_PARAM_REAL, LB_PARAM_TEXT };
 
