@@ -8,6 +8,7 @@
 
 #include "service/lb_app.h"
 #include "cmd/lb_cmd.h"
+#include "pages/lb_page_cache.h"
 #include "store/lb_migrate.h"
 #include "server/lb_server.h"
 

@@ -23,13 +23,4 @@ void lb_buf_html_cut(struct lb_buf *b, const char *s, size_t max);
 /* Appends s percent-encoded for a URL query component (everything but A-Z a-z 0-9 - . _ ~). */
 void lb_buf_url(struct lb_buf *b, const char *s);
 
-/* Writes s into out (cap bytes, always NUL-terminated, cut when it does not fit) for a log
- * line: bytes outside printable ASCII, '\\' and '"' as \xHH, so that a request can neither
- * start a line of its own (CR, LF) nor send terminal escapes (ESC) to whoever reads the log. */
-void lb_log_text(char *out, size_t cap, const char *s);
-
-/* 1 when s is a plausible filter value (model, variant, backend, ...): 1 to max_len bytes of
- * letters, digits and - _ . + / : (so it can be matched exactly and echoed safely); 0 else. */
-int lb_is_token_text(const char *s, size_t max_len);
-
 #endif

@@ -11,6 +11,7 @@
 #include "pages/lb_escape.h"
 #include "service/lb_filter.h"
 #include "pages/lb_page_table.h"
+#include "pages/lb_page_cache.h"
 #include "pages/lb_pages.h"
 #include "store/lb_store.h"
 

@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "api/lb_api.h"
 #include "server/lb_conntrack.h"
-#include "pages/lb_escape.h"
+#include "server/lb_log.h"
 #include "server/lb_router.h"
 
 /* Sent with every answer. The pages load their script and stylesheet from this server only

@@ -1,7 +1,7 @@
 /* What every request handler shares: the database pool, the limiters and the service's bounds.
  * One per running service; handlers only read it (the pool, the rate limiter and the upload
  * budget lock themselves). Every bound is stated, with its reason, in docs/leaderboard.md
- * ("Bounds") and on the page (lb_page_about.c). */
+ * ("Bounds") and on the page (pages/lb_page_rules.c). */
 #ifndef LB_APP_H
 #define LB_APP_H
 
@@ -10,7 +10,6 @@
 
 #include "service/lb_budget.h"
 #include "service/lb_http.h"
-#include "pages/lb_page_cache.h"
 #include "service/lb_pool.h"
 #include "service/lb_ratelimit.h"
 #include "store/lb_store.h"
@@ -34,6 +33,8 @@ struct lb_shown_bounds {
     size_t upload_memory;                 /* bytes */
     double rate_per_minute, rate_burst;   /* uploads per token */
 };
+
+struct lb_page_cache; /* pages/lb_page_cache.h: the app only holds it for the pages */
 
 struct lb_app {
     struct lb_pool *pool;

@@ -5,12 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pages/lb_escape.h"
 #include "store/lb_store.h"
 
 int lb_kind_is_cpu(const char *device_kind)
 {
     return strcmp(device_kind, "cpu") == 0;
+}
+
+int lb_is_token_text(const char *s, size_t max_len)
+{
+    if (!s)
+        return 0;
+    size_t n = strlen(s);
+    if (n == 0 || n > max_len)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              strchr("-_.+/:", c)))
+            return 0;
+    }
+    return 1;
 }
 
 static const char *str_of(const json_t *obj, const char *key)

@@ -71,6 +71,11 @@ int lb_filter_any(const struct lb_filter *f);
 /* 1 when a run of this device kind runs on the host CPU. */
 int lb_kind_is_cpu(const char *device_kind);
 
+/* The leaderboard's rule for names, and for the filter values that select them (model, variant,
+ * backend, ...): 1 when s is 1 to max_len bytes of letters, digits and - _ . + / : (so it can be
+ * matched exactly and echoed safely); 0 else. */
+int lb_is_token_text(const char *s, size_t max_len);
+
 /* From a document that passed xpb_results_validate to the leaderboard's rows, applying the
  * leaderboard's own rules (docs/leaderboard.md): names (model, variant, backend) of at most
  * LB_NAME_MAX letters, digits and - _ . + / :, texts of at most LB_TEXT_MAX bytes, tool.version

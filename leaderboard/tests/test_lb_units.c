@@ -29,6 +29,7 @@
 #include "pages/lb_page_cache.h"
 #include "store/lb_rank.h"
 #include "service/lb_ratelimit.h"
+#include "server/lb_log.h"
 #include "server/lb_router.h"
 #include "store/lb_store.h"
 #include "pages/lb_svg.h"
