@@ -9,8 +9,8 @@
 #ifndef LB_API_H
 #define LB_API_H
 
-#include "service/lb_app.h"
 #include "api/lb_auth.h"
+#include "service/lb_app.h"
 
 /* An upload admitted from its headers, before its body was read: authenticated, within its
  * token's rate limit and daily quota, and holding its share of the upload memory budget. */

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "base/clock.h"
 #include "api/lb_api.h"
 #include "api/lb_json_shape.h"
+#include "base/clock.h"
 #include "results/results.h"
 
 /* Retry-After of a token over its daily quota, and of a full upload budget. */

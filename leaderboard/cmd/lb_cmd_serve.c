@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "service/lb_app.h"
 #include "cmd/lb_cmd.h"
 #include "pages/lb_page_cache.h"
-#include "store/lb_migrate.h"
 #include "server/lb_server.h"
+#include "service/lb_app.h"
+#include "store/lb_migrate.h"
 
 #define PEM_MAX (1 << 20)
 

@@ -9,10 +9,10 @@
 
 #include "base/clock.h"
 #include "pages/lb_escape.h"
-#include "service/lb_filter.h"
-#include "pages/lb_page_table.h"
 #include "pages/lb_page_cache.h"
+#include "pages/lb_page_table.h"
 #include "pages/lb_pages.h"
+#include "service/lb_filter.h"
 #include "store/lb_store.h"
 
 #define MENU_MAX 200

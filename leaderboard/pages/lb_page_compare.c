@@ -9,8 +9,8 @@
 #include "pages/lb_escape.h"
 #include "pages/lb_format.h"
 #include "pages/lb_pages.h"
-#include "store/lb_store.h"
 #include "pages/lb_svg.h"
+#include "store/lb_store.h"
 
 #define MAX_PAIRS 64
 #define RUNS_READ 1024 /* runs of each side matched into workloads */

@@ -9,8 +9,8 @@
 #include "pages/lb_escape.h"
 #include "pages/lb_format.h"
 #include "pages/lb_pages.h"
-#include "store/lb_store.h"
 #include "pages/lb_svg.h"
+#include "store/lb_store.h"
 
 #define MAX_CHART 40
 #define RUNS_SHOWN 300

@@ -9,8 +9,8 @@
 #include "pages/lb_escape.h"
 #include "pages/lb_format.h"
 #include "pages/lb_pages.h"
-#include "store/lb_rank.h"
 #include "pages/lb_svg.h"
+#include "store/lb_rank.h"
 
 #define CHART_BARS 12
 #define CPU_CACHE 16

@@ -6,9 +6,9 @@
 
 #include <stddef.h>
 
-#include "text/lb_buf.h"
 #include "db/lb_db.h"
 #include "store/lb_store.h"
+#include "text/lb_buf.h"
 
 /* Tables a page shows, rows a table shows at once, runs of one submitter it ranks (all with a
  * submitter filter), and how deep it pages (offsets beyond are refused: a table is for the top of a

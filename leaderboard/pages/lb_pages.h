@@ -6,8 +6,8 @@
 #define LB_PAGES_H
 
 #include "service/lb_app.h"
-#include "text/lb_buf.h"
 #include "service/lb_http.h"
+#include "text/lb_buf.h"
 
 void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_response *res);
 void lb_page_submission(struct lb_app *app, const struct lb_request *req, struct lb_response *res,

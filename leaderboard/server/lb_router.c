@@ -1,10 +1,11 @@
 /* Request dispatch: method and path to handler (see lb_router.h). */
+#include "server/lb_router.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/lb_api.h"
-#include "server/lb_router.h"
 #include "pages/lb_assets.h"
 #include "pages/lb_pages.h"
 

@@ -12,8 +12,8 @@
 
 #include <microhttpd.h>
 
-#include "base/clock.h"
 #include "api/lb_api.h"
+#include "base/clock.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
 #include "server/lb_router.h"

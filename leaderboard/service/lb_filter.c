@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-
 int lb_filter_from_query(struct lb_filter *f, const struct lb_request *req, const char **bad)
 {
     memset(f, 0, sizeof *f);

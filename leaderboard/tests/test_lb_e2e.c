@@ -27,8 +27,8 @@
 #include "db/lb_db.h"
 #include "lbt_support.h"
 #include "publish/spool.h"
-#include "results/results.h"
 #include "publish/upload.h"
+#include "results/results.h"
 
 #define N_DOCS 200
 #define N_CLIENTS 8

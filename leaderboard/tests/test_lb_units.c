@@ -16,26 +16,26 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "api/lb_api.h"
 #include "api/lb_auth.h"
-#include "service/lb_budget.h"
-#include "server/lb_conntrack.h"
+#include "api/lb_json_shape.h"
+#include "base/clock.h"
 #include "db/lb_db.h"
+#include "lbt_support.h"
 #include "pages/lb_escape.h"
 #include "pages/lb_format.h"
-#include "api/lb_json_shape.h"
-#include "store/lb_migrate.h"
 #include "pages/lb_page_cache.h"
-#include "store/lb_rank.h"
-#include "service/lb_ratelimit.h"
+#include "pages/lb_svg.h"
+#include "publish/upload.h"
+#include "results/results.h"
+#include "server/lb_conntrack.h"
 #include "server/lb_log.h"
 #include "server/lb_router.h"
+#include "service/lb_budget.h"
+#include "service/lb_ratelimit.h"
+#include "store/lb_migrate.h"
+#include "store/lb_rank.h"
 #include "store/lb_store.h"
-#include "pages/lb_svg.h"
-#include "lbt_support.h"
-#include "results/results.h"
-#include "publish/upload.h"
 
 /* ---- helpers ---- */
 
