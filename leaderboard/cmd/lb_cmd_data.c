@@ -1,11 +1,12 @@
-/* Where a command's database is (see lb_cmd.h). */
+/* The database a command works on: where it is, the options that say so, and opening it (see
+ * lb_cmd.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cmd/lb_cmd.h"
-#include "db/lb_db.h"
+#include "store/lb_migrate.h"
 
 /* Creates the data folder (mode 0700) when missing and writes the database file's path. */
 static xpb_status data_dir(char *db_path, size_t cap, const char *dir, xpb_err *err)
@@ -39,4 +40,39 @@ xpb_status lb_cmd_target(char *out, size_t cap, const char *data, const char *da
     if (n < 0 || (size_t)n >= cap)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "--database URL too long");
     return XPB_OK;
+}
+
+int lb_cmd_store_args(const char **data, const char **database, const char **rest, int *n_rest,
+                      int max_rest, int argc, char **argv)
+{
+    *data = *database = NULL;
+    *n_rest = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--data") && i + 1 < argc)
+            *data = argv[++i];
+        else if (!strcmp(argv[i], "--database") && i + 1 < argc)
+            *database = argv[++i];
+        else if (*n_rest < max_rest)
+            rest[(*n_rest)++] = argv[i];
+        else
+            return 0;
+    }
+    return !*data != !*database;
+}
+
+xpb_status lb_cmd_open(struct lb_db **db, const char *data, const char *database, xpb_err *err)
+{
+    *db = NULL;
+    char target[4096];
+    xpb_status st = lb_cmd_target(target, sizeof target, data, database, err);
+    if (st == XPB_OK)
+        st = lb_db_open(db, target, err);
+    if (st != XPB_OK)
+        return st;
+    st = lb_migrate(*db, err);
+    if (st != XPB_OK) {
+        lb_db_close(*db);
+        *db = NULL;
+    }
+    return st;
 }

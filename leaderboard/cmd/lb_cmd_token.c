@@ -1,47 +1,10 @@
-/* `token create|list|revoke` and `migrate`: administration of a store (lb_cmd.h). */
+/* `token create|list|revoke`: the upload tokens of a store (lb_cmd.h, docs/leaderboard.md,
+ * "Tokens"). */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/lb_auth.h"
 #include "cmd/lb_cmd.h"
-#include "db/lb_db.h"
-#include "store/lb_migrate.h"
-
-/* Finds --data DIR and --database URL among argv and collects the other arguments into rest.
- * Returns 0 when neither or both are there. */
-static int take_store(const char **data, const char **database, int argc, char **argv,
-                      const char **rest, int *n_rest)
-{
-    *data = *database = NULL;
-    *n_rest = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--data") && i + 1 < argc)
-            *data = argv[++i];
-        else if (!strcmp(argv[i], "--database") && i + 1 < argc)
-            *database = argv[++i];
-        else
-            rest[(*n_rest)++] = argv[i];
-    }
-    return !*data != !*database;
-}
-
-/* Opens the store and brings its schema up to date. */
-static int open_db(struct lb_db **db, const char *data, const char *database)
-{
-    char target[4096];
-    xpb_err err;
-    if (lb_cmd_target(target, sizeof target, data, database, &err) != XPB_OK ||
-        lb_db_open(db, target, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench-leaderboard: %s\n", err.msg);
-        return 0;
-    }
-    if (lb_migrate(*db, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench-leaderboard: %s\n", err.msg);
-        lb_db_close(*db);
-        return 0;
-    }
-    return 1;
-}
 
 int lb_cmd_token(int argc, char **argv)
 {
@@ -52,7 +15,7 @@ int lb_cmd_token(int argc, char **argv)
         return 2;
     }
     const char *data, *database;
-    int ok_args = take_store(&data, &database, argc, argv, rest, &n) && n >= 1 &&
+    int ok_args = lb_cmd_store_args(&data, &database, rest, &n, 16, argc, argv) && n >= 1 &&
                   ((!strcmp(rest[0], "list") && n == 1) ||
                    ((!strcmp(rest[0], "create") || !strcmp(rest[0], "revoke")) && n == 2));
     if (!ok_args) {
@@ -64,10 +27,12 @@ int lb_cmd_token(int argc, char **argv)
         return 2;
     }
     struct lb_db *db;
-    if (!open_db(&db, data, database))
-        return 1;
     xpb_err err;
-    xpb_status st;
+    xpb_status st = lb_cmd_open(&db, data, database, &err);
+    if (st != XPB_OK) {
+        fprintf(stderr, "xpubench-leaderboard: %s\n", err.msg);
+        return 1;
+    }
     if (!strcmp(rest[0], "create")) {
         char token[LB_TOKEN_LEN + 1];
         st = lb_auth_create(token, db, rest[1], &err);
@@ -93,22 +58,5 @@ int lb_cmd_token(int argc, char **argv)
         fprintf(stderr, "xpubench-leaderboard: %s\n", err.msg);
         return 1;
     }
-    return 0;
-}
-
-int lb_cmd_migrate(int argc, char **argv)
-{
-    const char *rest[16];
-    int n = 0;
-    const char *data, *database;
-    if (argc > 16 || !take_store(&data, &database, argc, argv, rest, &n) || n != 0) {
-        fprintf(stderr, "usage: xpubench-leaderboard migrate (--data DIR | --database URL)\n");
-        return 2;
-    }
-    struct lb_db *db;
-    if (!open_db(&db, data, database))
-        return 1;
-    printf("database schema at version %d\n", lb_migrate_version(db));
-    lb_db_close(db);
     return 0;
 }
