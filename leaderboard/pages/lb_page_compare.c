@@ -10,6 +10,7 @@
 #include "pages/lb_format.h"
 #include "pages/lb_pages.h"
 #include "pages/lb_svg.h"
+#include "store/lb_doc.h"
 #include "store/lb_store.h"
 
 #define MAX_PAIRS 64
@@ -40,12 +41,6 @@ static long long parse_id(const char *s)
     return (*s && !*end && v > 0) ? v : 0;
 }
 
-static const char *jstr(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
-
 /* A row of the environment table; marked when the two texts differ. */
 static void env_row(struct lb_buf *b, const char *label, const char *x, const char *y)
 {
@@ -61,9 +56,9 @@ static void env_row(struct lb_buf *b, const char *label, const char *x, const ch
 /* Formats a JSON number member as text into out. */
 static void num_text(char *out, size_t cap, const json_t *obj, const char *key)
 {
-    const json_t *v = json_object_get(obj, key);
-    if (json_is_number(v))
-        snprintf(out, cap, "%.0f", json_number_value(v));
+    double v = lb_doc_num(obj, key);
+    if (!isnan(v))
+        snprintf(out, cap, "%.0f", v);
     else
         out[0] = '\0';
 }
@@ -75,10 +70,10 @@ static void join_names(struct lb_buf *out, const json_t *arr, const char *second
         const json_t *e = json_array_get(arr, i);
         if (i)
             lb_buf_puts(out, ", ");
-        lb_buf_puts(out, jstr(e, "name"));
-        if (second && *jstr(e, second)) {
+        lb_buf_puts(out, lb_doc_str(e, "name"));
+        if (second && *lb_doc_str(e, second)) {
             lb_buf_puts(out, " ");
-            lb_buf_puts(out, jstr(e, second));
+            lb_buf_puts(out, lb_doc_str(e, second));
         }
     }
 }
@@ -95,7 +90,7 @@ static void env_table(struct lb_buf *b, const struct side *a, const struct side 
                   "\"><table><thead><tr><th></th><th>#%lld</th><th>#%lld</th></tr></thead>"
                   "<tbody>",
                   a->id, c->id);
-    env_row(b, "CPU", jstr(ca, "model"), jstr(cb, "model"));
+    env_row(b, "CPU", lb_doc_str(ca, "model"), lb_doc_str(cb, "model"));
     num_text(x, sizeof x, ca, "cores");
     num_text(y, sizeof y, cb, "cores");
     env_row(b, "Cores", x, y);
@@ -103,10 +98,8 @@ static void env_table(struct lb_buf *b, const struct side *a, const struct side 
     num_text(y, sizeof y, cb, "logical_cpus");
     env_row(b, "Logical CPUs", x, y);
     struct lb_buf ma = {0}, mb = {0};
-    const json_t *va = json_object_get(ea, "memory_bytes"),
-                 *vb = json_object_get(eb, "memory_bytes");
-    lb_fmt_bytes(&ma, json_is_number(va) ? json_number_value(va) : NAN);
-    lb_fmt_bytes(&mb, json_is_number(vb) ? json_number_value(vb) : NAN);
+    lb_fmt_bytes(&ma, lb_doc_num(ea, "memory_bytes"));
+    lb_fmt_bytes(&mb, lb_doc_num(eb, "memory_bytes"));
     env_row(b, "Memory", ma.data ? ma.data : "", mb.data ? mb.data : "");
     lb_buf_free(&ma);
     lb_buf_free(&mb);
@@ -115,11 +108,11 @@ static void env_table(struct lb_buf *b, const struct side *a, const struct side 
     env_row(b, "Accelerators", ma.data ? ma.data : "", mb.data ? mb.data : "");
     lb_buf_free(&ma);
     lb_buf_free(&mb);
-    env_row(b, "OS", jstr(ea, "os"), jstr(eb, "os"));
-    env_row(b, "Kernel", jstr(ea, "kernel"), jstr(eb, "kernel"));
-    env_row(b, "Compiler", jstr(ea, "compiler"), jstr(eb, "compiler"));
-    env_row(b, "xpubench", jstr(json_object_get(a->doc, "tool"), "version"),
-            jstr(json_object_get(c->doc, "tool"), "version"));
+    env_row(b, "OS", lb_doc_str(ea, "os"), lb_doc_str(eb, "os"));
+    env_row(b, "Kernel", lb_doc_str(ea, "kernel"), lb_doc_str(eb, "kernel"));
+    env_row(b, "Compiler", lb_doc_str(ea, "compiler"), lb_doc_str(eb, "compiler"));
+    env_row(b, "xpubench", lb_doc_str(json_object_get(a->doc, "tool"), "version"),
+            lb_doc_str(json_object_get(c->doc, "tool"), "version"));
     env_row(b, "Scenario", a->info.scenario, c->info.scenario);
     /* libraries: the union of both sides' keys */
     const json_t *la = json_object_get(ea, "libraries"), *lb = json_object_get(eb, "libraries");
@@ -129,7 +122,7 @@ static void env_table(struct lb_buf *b, const struct side *a, const struct side 
     json_object_foreach((json_t *)la, key, val)
     {
         if (n_rows++ < LIBS_SHOWN)
-            env_row(b, key, json_string_value(val), jstr(lb, key));
+            env_row(b, key, json_string_value(val), lb_doc_str(lb, key));
     }
     n_rows = 0;
     json_object_foreach((json_t *)lb, key, val)

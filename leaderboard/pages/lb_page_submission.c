@@ -10,6 +10,7 @@
 #include "pages/lb_format.h"
 #include "pages/lb_pages.h"
 #include "pages/lb_svg.h"
+#include "store/lb_doc.h"
 #include "store/lb_store.h"
 
 #define MAX_CHART 40
@@ -17,18 +18,6 @@
 #define LIST_SHOWN 100
 #define TEXT_SHOWN 200
 #define ERROR_SHOWN 600
-
-static const char *jstr(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
-
-static double jnum(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* A free text of the document, cut at TEXT_SHOWN bytes. */
 static void text(struct lb_buf *b, const char *s)
@@ -54,7 +43,7 @@ static void kv_text(struct lb_buf *b, const char *label, const char *value)
 /* The device kind of a run: what a version-2 document says, else unknown. */
 static const char *run_kind(const json_t *run, int version)
 {
-    const char *kind = version >= 2 ? jstr(json_object_get(run, "device"), "kind") : "";
+    const char *kind = version >= 2 ? lb_doc_str(json_object_get(run, "device"), "kind") : "";
     return *kind ? kind : "unknown";
 }
 
@@ -62,11 +51,11 @@ static void machine_card(struct lb_buf *b, const json_t *env)
 {
     const json_t *cpu = json_object_get(env, "cpu");
     lb_buf_puts(b, "<section class=\"card\"><header><h2>Machine</h2></header><dl class=\"kv\">");
-    kv_text(b, "CPU", jstr(cpu, "model"));
-    lb_buf_printf(b, "<dt>Cores</dt><dd>%.0f physical, %.0f logical</dd>", jnum(cpu, "cores"),
-                  jnum(cpu, "logical_cpus"));
+    kv_text(b, "CPU", lb_doc_str(cpu, "model"));
+    lb_buf_printf(b, "<dt>Cores</dt><dd>%.0f physical, %.0f logical</dd>", lb_doc_num(cpu, "cores"),
+                  lb_doc_num(cpu, "logical_cpus"));
     lb_buf_puts(b, "<dt>Memory</dt><dd>");
-    lb_fmt_bytes(b, jnum(env, "memory_bytes"));
+    lb_fmt_bytes(b, lb_doc_num(env, "memory_bytes"));
     lb_buf_puts(b, "</dd>");
     lb_buf_puts(b, "<dt>Accelerators</dt><dd>");
     const json_t *accs = json_object_get(env, "accelerators");
@@ -76,17 +65,17 @@ static void machine_card(struct lb_buf *b, const json_t *env)
         const json_t *a = json_array_get(accs, i);
         if (i)
             lb_buf_puts(b, "<br>");
-        text(b, jstr(a, "name"));
-        if (*jstr(a, "driver")) {
+        text(b, lb_doc_str(a, "name"));
+        if (*lb_doc_str(a, "driver")) {
             lb_buf_puts(b, " <span class=\"muted\">driver ");
-            text(b, jstr(a, "driver"));
+            text(b, lb_doc_str(a, "driver"));
             lb_buf_puts(b, "</span>");
         }
     }
     more(b, json_array_size(accs), LIST_SHOWN, "<br>");
     lb_buf_puts(b, "</dd>");
-    kv_text(b, "OS", jstr(env, "os"));
-    kv_text(b, "Kernel", jstr(env, "kernel"));
+    kv_text(b, "OS", lb_doc_str(env, "os"));
+    kv_text(b, "Kernel", lb_doc_str(env, "kernel"));
     lb_buf_puts(b, "</dl>");
     const json_t *flags = json_object_get(cpu, "flags");
     if (json_array_size(flags) > 0) {
@@ -108,8 +97,8 @@ static void software_card(struct lb_buf *b, const json_t *doc)
     const json_t *env = json_object_get(doc, "environment");
     const json_t *scenario = json_object_get(doc, "scenario");
     lb_buf_puts(b, "<section class=\"card\"><header><h2>Software</h2></header><dl class=\"kv\">");
-    kv_text(b, "xpubench", jstr(json_object_get(doc, "tool"), "version"));
-    kv_text(b, "Compiler", jstr(env, "compiler"));
+    kv_text(b, "xpubench", lb_doc_str(json_object_get(doc, "tool"), "version"));
+    kv_text(b, "Compiler", lb_doc_str(env, "compiler"));
     const json_t *libs = json_object_get(env, "libraries");
     const char *name;
     const json_t *value;
@@ -129,9 +118,9 @@ static void software_card(struct lb_buf *b, const json_t *doc)
         more(b, json_object_size(libs), LIST_SHOWN, "");
         lb_buf_puts(b, "</dd>");
     }
-    kv_text(b, "Scenario", jstr(scenario, "name"));
+    kv_text(b, "Scenario", lb_doc_str(scenario, "name"));
     lb_buf_puts(b, "<dt>Scenario hash</dt><dd class=\"mono small\">");
-    text(b, jstr(scenario, "sha256"));
+    text(b, lb_doc_str(scenario, "sha256"));
     lb_buf_puts(b, "</dd>");
     const json_t *overrides = json_object_get(scenario, "overrides");
     if (json_array_size(overrides) > 0) {
@@ -144,7 +133,7 @@ static void software_card(struct lb_buf *b, const json_t *doc)
         more(b, json_array_size(overrides), LIST_SHOWN, "<br>");
         lb_buf_puts(b, "</dd>");
     }
-    kv_text(b, "Created", jstr(doc, "created"));
+    kv_text(b, "Created", lb_doc_str(doc, "created"));
     lb_buf_puts(b, "</dl>");
     const json_t *plugins = json_object_get(env, "plugins");
     if (json_array_size(plugins) > 0) {
@@ -153,13 +142,13 @@ static void software_card(struct lb_buf *b, const json_t *doc)
         for (size_t i = 0; i < json_array_size(plugins) && i < LIST_SHOWN; i++) {
             const json_t *p = json_array_get(plugins, i);
             lb_buf_puts(b, "<tr><td>");
-            text(b, jstr(p, "name"));
+            text(b, lb_doc_str(p, "name"));
             lb_buf_puts(b, "</td><td>");
-            text(b, jstr(p, "kind"));
+            text(b, lb_doc_str(p, "kind"));
             lb_buf_puts(b, "</td><td>");
-            text(b, jstr(p, "version"));
+            text(b, lb_doc_str(p, "version"));
             lb_buf_puts(b, "</td><td>");
-            text(b, jstr(p, "abi"));
+            text(b, lb_doc_str(p, "abi"));
             lb_buf_puts(b, "</td></tr>");
         }
         lb_buf_puts(b, "</tbody></table></div>");
@@ -173,32 +162,32 @@ static void run_cells(struct lb_buf *b, const json_t *run, int version)
 {
     const json_t *config = json_object_get(run, "config");
     const json_t *device = json_object_get(run, "device");
-    const char *status = jstr(run, "status");
+    const char *status = lb_doc_str(run, "status");
     const json_t *ws = json_object_get(config, "world_size");
     lb_buf_puts(b, "<tr><td><span class=\"mono\">");
-    text(b, jstr(run, "id"));
+    text(b, lb_doc_str(run, "id"));
     lb_buf_printf(b, "</span><br><span class=\"pill %s\">", strcmp(status, "ok") ? "bad" : "ok");
     lb_buf_html(b, status);
     lb_buf_puts(b, "</span></td><td>");
-    lb_buf_html(b, jstr(config, "model"));
-    if (*jstr(config, "variant")) {
+    lb_buf_html(b, lb_doc_str(config, "model"));
+    if (*lb_doc_str(config, "variant")) {
         lb_buf_puts(b, "/");
-        lb_buf_html(b, jstr(config, "variant"));
+        lb_buf_html(b, lb_doc_str(config, "variant"));
     }
     lb_buf_puts(b, " <span class=\"muted small\">");
-    lb_buf_html(b, jstr(config, "mode"));
+    lb_buf_html(b, lb_doc_str(config, "mode"));
     lb_buf_puts(b, " \xC2\xB7 ");
-    lb_buf_html(b, jstr(config, "precision"));
+    lb_buf_html(b, lb_doc_str(config, "precision"));
     lb_buf_printf(b, " \xC2\xB7 batch %.0f \xC2\xB7 world size %lld</span></td><td>",
-                  jnum(config, "batch"),
+                  lb_doc_num(config, "batch"),
                   json_is_integer(ws) ? (long long)json_integer_value(ws) : 1LL);
-    lb_buf_html(b, jstr(config, "backend"));
+    lb_buf_html(b, lb_doc_str(config, "backend"));
     lb_buf_printf(b, " <span class=\"muted small\">%s%.0f threads \xC2\xB7 ",
                   json_is_true(json_object_get(config, "fusion")) ? "fused \xC2\xB7 " : "",
-                  jnum(config, "threads"));
-    lb_buf_html(b, jstr(config, "transfer"));
+                  lb_doc_num(config, "threads"));
+    lb_buf_html(b, lb_doc_str(config, "transfer"));
     lb_buf_puts(b, "</span><br><span class=\"small\">");
-    text(b, jstr(device, "name"));
+    text(b, lb_doc_str(device, "name"));
     lb_buf_puts(b, "</span> <span class=\"pill kind\">");
     text(b, run_kind(run, version));
     lb_buf_puts(b, "</span></td>");
@@ -210,25 +199,25 @@ static void speed_cells(struct lb_buf *b, const json_t *metrics)
     const json_t *tp = json_object_get(metrics, "throughput");
     const json_t *st = json_object_get(metrics, "step_time_s");
     lb_buf_puts(b, "<td class=\"num\"><b>");
-    lb_fmt_num(b, jnum(tp, "median"), jnum(tp, "median") >= 100 ? 0 : 1);
+    lb_fmt_num(b, lb_doc_num(tp, "median"), lb_doc_num(tp, "median") >= 100 ? 0 : 1);
     lb_buf_puts(b, "</b><br><span class=\"muted small\">");
-    lb_fmt_num(b, jnum(tp, "min"), 0);
+    lb_fmt_num(b, lb_doc_num(tp, "min"), 0);
     lb_buf_puts(b, "\xE2\x80\x93");
-    lb_fmt_num(b, jnum(tp, "max"), 0);
-    if (!isnan(jnum(tp, "ci95_low"))) {
+    lb_fmt_num(b, lb_doc_num(tp, "max"), 0);
+    if (!isnan(lb_doc_num(tp, "ci95_low"))) {
         lb_buf_puts(b, "<br>95% ");
-        lb_fmt_num(b, jnum(tp, "ci95_low"), 0);
+        lb_fmt_num(b, lb_doc_num(tp, "ci95_low"), 0);
         lb_buf_puts(b, "\xE2\x80\x93");
-        lb_fmt_num(b, jnum(tp, "ci95_high"), 0);
+        lb_fmt_num(b, lb_doc_num(tp, "ci95_high"), 0);
     } else {
         lb_buf_puts(b, "<br>no interval");
     }
     lb_buf_puts(b, "</span></td><td class=\"num\">");
-    lb_fmt_ms(b, jnum(st, "p50"));
+    lb_fmt_ms(b, lb_doc_num(st, "p50"));
     lb_buf_puts(b, "<br><span class=\"muted small\">p95 ");
-    lb_fmt_ms(b, jnum(st, "p95"));
+    lb_fmt_ms(b, lb_doc_num(st, "p95"));
     lb_buf_puts(b, " \xC2\xB7 p99 ");
-    lb_fmt_ms(b, jnum(st, "p99"));
+    lb_fmt_ms(b, lb_doc_num(st, "p99"));
     lb_buf_puts(b, "</span></td>");
 }
 
@@ -241,31 +230,31 @@ static void effort_cells(struct lb_buf *b, const json_t *run)
     const json_t *loss = json_object_get(metrics, "loss");
     const json_t *ver = json_object_get(run, "verification");
     lb_buf_puts(b, "<td class=\"num\">");
-    lb_fmt_si(b, jnum(metrics, "flops_per_s"), "FLOP/s");
-    double peak = jnum(metrics, "peak_fraction");
+    lb_fmt_si(b, lb_doc_num(metrics, "flops_per_s"), "FLOP/s");
+    double peak = lb_doc_num(metrics, "peak_fraction");
     if (!isnan(peak))
         lb_buf_printf(b, " <span class=\"muted small\">(%.1f%% of peak)</span>", peak * 100);
     lb_buf_puts(b, "<br><span class=\"muted small\">");
-    lb_fmt_bytes(b, jnum(mem, "host_peak_rss_bytes"));
+    lb_fmt_bytes(b, lb_doc_num(mem, "host_peak_rss_bytes"));
     lb_buf_puts(b, " host");
-    if (!isnan(jnum(mem, "device_peak_bytes"))) {
+    if (!isnan(lb_doc_num(mem, "device_peak_bytes"))) {
         lb_buf_puts(b, " \xC2\xB7 ");
-        lb_fmt_bytes(b, jnum(mem, "device_peak_bytes"));
+        lb_fmt_bytes(b, lb_doc_num(mem, "device_peak_bytes"));
         lb_buf_puts(b, " device");
     }
     lb_buf_puts(b, "</span></td><td class=\"num\">");
     if (json_is_true(json_object_get(energy, "measured"))) {
-        lb_fmt_num(b, jnum(energy, "samples_per_joule"), 2);
+        lb_fmt_num(b, lb_doc_num(energy, "samples_per_joule"), 2);
         lb_buf_puts(b, " /J<br><span class=\"muted small\">");
-        text(b, jstr(energy, "source"));
+        text(b, lb_doc_str(energy, "source"));
         lb_buf_puts(b, "</span>");
     } else {
         lb_buf_puts(b, "<span class=\"muted small\">not measured</span>");
     }
     lb_buf_puts(b, "</td><td class=\"num\">");
-    lb_fmt_num(b, jnum(loss, "first"), 4);
+    lb_fmt_num(b, lb_doc_num(loss, "first"), 4);
     lb_buf_puts(b, " \xE2\x86\x92 ");
-    lb_fmt_num(b, jnum(loss, "last"), 4);
+    lb_fmt_num(b, lb_doc_num(loss, "last"), 4);
     lb_buf_puts(b, "<br><span class=\"small\">");
     if (!json_is_true(json_object_get(ver, "requested")))
         lb_buf_puts(b, "<span class=\"muted\">not verified</span>");
@@ -279,9 +268,9 @@ static void effort_cells(struct lb_buf *b, const json_t *run)
 static void run_row(struct lb_buf *b, const json_t *run, int version)
 {
     run_cells(b, run, version);
-    if (strcmp(jstr(run, "status"), "ok") != 0) {
+    if (strcmp(lb_doc_str(run, "status"), "ok") != 0) {
         lb_buf_puts(b, "<td colspan=\"5\" class=\"muted\">");
-        lb_buf_html_cut(b, jstr(run, "error"), ERROR_SHOWN);
+        lb_buf_html_cut(b, lb_doc_str(run, "error"), ERROR_SHOWN);
         lb_buf_puts(b, "</td></tr>");
         return;
     }
@@ -296,13 +285,14 @@ static void runs_chart(struct lb_buf *b, const json_t *runs, int version)
     size_t n_bars = 0;
     for (size_t i = 0; i < json_array_size(runs) && n_bars < MAX_CHART; i++) {
         const json_t *run = json_array_get(runs, i);
-        if (strcmp(jstr(run, "status"), "ok") != 0)
+        if (strcmp(lb_doc_str(run, "status"), "ok") != 0)
             continue;
         const char *kind = run_kind(run, version);
-        snprintf(labels[n_bars], sizeof labels[n_bars], "%s", jstr(run, "id"));
+        snprintf(labels[n_bars], sizeof labels[n_bars], "%s", lb_doc_str(run, "id"));
         bars[n_bars] = (struct lb_bar){
             labels[n_bars], NULL,
-            jnum(json_object_get(json_object_get(run, "metrics"), "throughput"), "median"), NULL,
+            lb_doc_num(json_object_get(json_object_get(run, "metrics"), "throughput"), "median"),
+            NULL,
             !strcmp(kind, "cpu")       ? "cpu"
             : !strcmp(kind, "unknown") ? "unk"
                                        : "acc"};
@@ -323,20 +313,20 @@ static void comparisons_card(struct lb_buf *b, const json_t *cmps)
     for (size_t i = 0; i < json_array_size(cmps) && i < RUNS_SHOWN; i++) {
         const json_t *c = json_array_get(cmps, i);
         lb_buf_puts(b, "<tr><td>");
-        lb_buf_html(b, jstr(c, "kind"));
+        lb_buf_html(b, lb_doc_str(c, "kind"));
         lb_buf_puts(b, "</td><td class=\"mono\">");
-        text(b, jstr(c, "candidate"));
+        text(b, lb_doc_str(c, "candidate"));
         lb_buf_puts(b, "</td><td class=\"mono\">");
-        text(b, jstr(c, "baseline"));
+        text(b, lb_doc_str(c, "baseline"));
         lb_buf_puts(b, "</td><td class=\"num\">");
-        lb_fmt_ratio(b, jnum(c, "speedup"));
+        lb_fmt_ratio(b, lb_doc_num(c, "speedup"));
         lb_buf_puts(b, "</td><td class=\"num\">");
-        if (isnan(jnum(c, "ci95_low"))) {
+        if (isnan(lb_doc_num(c, "ci95_low"))) {
             lb_buf_puts(b, "<span class=\"muted small\">none</span>");
         } else {
-            lb_fmt_ratio(b, jnum(c, "ci95_low"));
+            lb_fmt_ratio(b, lb_doc_num(c, "ci95_low"));
             lb_buf_puts(b, " \xE2\x80\x93 ");
-            lb_fmt_ratio(b, jnum(c, "ci95_high"));
+            lb_fmt_ratio(b, lb_doc_num(c, "ci95_high"));
             if (!json_is_true(json_object_get(c, "significant")))
                 lb_buf_puts(b, " <span class=\"muted small\">no significant difference</span>");
         }

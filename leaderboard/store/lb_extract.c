@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/lb_doc.h"
 #include "store/lb_store.h"
 
 int lb_kind_is_cpu(const char *device_kind)
@@ -26,18 +27,6 @@ int lb_is_token_text(const char *s, size_t max_len)
             return 0;
     }
     return 1;
-}
-
-static const char *str_of(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
-
-static double num_of(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* Copies a name (empty allowed when allow_empty) after checking the naming rule. */
@@ -67,7 +56,8 @@ static xpb_status take_text(char *out, size_t cap, size_t max, const char *s, co
 void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_version)
 {
     static const char *const kinds[] = {"cpu", "gpu", "accelerator", "unknown"};
-    const char *kind = schema_version >= 2 ? str_of(json_object_get(run, "device"), "kind") : "";
+    const char *kind =
+        schema_version >= 2 ? lb_doc_str(json_object_get(run, "device"), "kind") : "";
     snprintf(r->device_kind, sizeof r->device_kind, "unknown");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(kind, kinds[i]))
@@ -75,8 +65,8 @@ void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_v
     const json_t *ws = json_object_get(json_object_get(run, "config"), "world_size");
     r->world_size = json_is_integer(ws) && json_integer_value(ws) >= 1 ? json_integer_value(ws) : 1;
     const json_t *tp = json_object_get(json_object_get(run, "metrics"), "throughput");
-    r->ci_low = num_of(tp, "ci95_low");
-    r->ci_high = num_of(tp, "ci95_high");
+    r->ci_low = lb_doc_num(tp, "ci95_low");
+    r->ci_high = lb_doc_num(tp, "ci95_high");
     if (isnan(r->ci_low) || isnan(r->ci_high))
         r->ci_low = r->ci_high = NAN;
     r->disturbed = json_is_true(json_object_get(
@@ -93,23 +83,23 @@ static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i,
     xpb_status st;
     r->run_index = (int)i;
 #define WHERE(field) (snprintf(where, sizeof where, "runs[%zu].%s", i, field), where)
-    if ((st = take_text(r->run_id, sizeof r->run_id, LB_TEXT_MAX, str_of(run, "id"), WHERE("id"),
-                        err)) ||
-        (st = take_name(r->model, sizeof r->model, str_of(config, "model"), 0,
+    if ((st = take_text(r->run_id, sizeof r->run_id, LB_TEXT_MAX, lb_doc_str(run, "id"),
+                        WHERE("id"), err)) ||
+        (st = take_name(r->model, sizeof r->model, lb_doc_str(config, "model"), 0,
                         WHERE("config.model"), err)) ||
-        (st = take_name(r->variant, sizeof r->variant, str_of(config, "variant"), 1,
+        (st = take_name(r->variant, sizeof r->variant, lb_doc_str(config, "variant"), 1,
                         WHERE("config.variant"), err)) ||
-        (st = take_name(r->backend, sizeof r->backend, str_of(config, "backend"), 0,
+        (st = take_name(r->backend, sizeof r->backend, lb_doc_str(config, "backend"), 0,
                         WHERE("config.backend"), err)) ||
-        (st = take_text(r->device, sizeof r->device, LB_TEXT_MAX, str_of(device, "name"),
+        (st = take_text(r->device, sizeof r->device, LB_TEXT_MAX, lb_doc_str(device, "name"),
                         WHERE("device.name"), err)) ||
         (st = lb_plausible(run, i, err)))
         return st;
 #undef WHERE
-    snprintf(r->status, sizeof r->status, "%s", str_of(run, "status"));
-    snprintf(r->mode, sizeof r->mode, "%s", str_of(config, "mode"));
-    snprintf(r->precision, sizeof r->precision, "%s", str_of(config, "precision"));
-    snprintf(r->transfer, sizeof r->transfer, "%s", str_of(config, "transfer"));
+    snprintf(r->status, sizeof r->status, "%s", lb_doc_str(run, "status"));
+    snprintf(r->mode, sizeof r->mode, "%s", lb_doc_str(config, "mode"));
+    snprintf(r->precision, sizeof r->precision, "%s", lb_doc_str(config, "precision"));
+    snprintf(r->transfer, sizeof r->transfer, "%s", lb_doc_str(config, "transfer"));
     r->batch = json_integer_value(json_object_get(config, "batch"));
     r->threads = json_integer_value(json_object_get(config, "threads"));
     r->fusion = json_is_true(json_object_get(config, "fusion"));
@@ -118,12 +108,12 @@ static xpb_status extract_run(struct lb_run_row *r, const json_t *run, size_t i,
     const json_t *tp = json_object_get(metrics, "throughput");
     const json_t *step = json_object_get(metrics, "step_time_s");
     const json_t *energy = json_object_get(metrics, "energy");
-    r->throughput = num_of(tp, "median");
-    r->step_p50 = num_of(step, "p50");
-    r->step_p95 = num_of(step, "p95");
-    r->flops_per_s = num_of(metrics, "flops_per_s");
+    r->throughput = lb_doc_num(tp, "median");
+    r->step_p50 = lb_doc_num(step, "p50");
+    r->step_p95 = lb_doc_num(step, "p95");
+    r->flops_per_s = lb_doc_num(metrics, "flops_per_s");
     r->energy_measured = json_is_true(json_object_get(energy, "measured"));
-    r->samples_per_joule = r->energy_measured ? num_of(energy, "samples_per_joule") : NAN;
+    r->samples_per_joule = r->energy_measured ? lb_doc_num(energy, "samples_per_joule") : NAN;
 
     const json_t *ver = json_object_get(run, "verification");
     if (!json_is_true(json_object_get(ver, "requested")))
@@ -141,22 +131,22 @@ static xpb_status extract_info(struct lb_submission_info *info, const json_t *do
     const json_t *scenario = json_object_get(doc, "scenario");
     xpb_status st;
     if ((st = take_text(info->tool_version, sizeof info->tool_version, LB_NAME_MAX,
-                        str_of(tool, "version"), "tool.version", err)) ||
+                        lb_doc_str(tool, "version"), "tool.version", err)) ||
         (st = take_text(info->scenario, sizeof info->scenario, LB_TEXT_MAX,
-                        str_of(scenario, "name"), "scenario.name", err)) ||
-        (st = take_text(info->os, sizeof info->os, LB_TEXT_MAX, str_of(env, "os"), "environment.os",
-                        err)) ||
-        (st =
-             take_text(info->cpu_model, sizeof info->cpu_model, LB_TEXT_MAX,
-                       str_of(json_object_get(env, "cpu"), "model"), "environment.cpu.model", err)))
+                        lb_doc_str(scenario, "name"), "scenario.name", err)) ||
+        (st = take_text(info->os, sizeof info->os, LB_TEXT_MAX, lb_doc_str(env, "os"),
+                        "environment.os", err)) ||
+        (st = take_text(info->cpu_model, sizeof info->cpu_model, LB_TEXT_MAX,
+                        lb_doc_str(json_object_get(env, "cpu"), "model"), "environment.cpu.model",
+                        err)))
         return st;
-    snprintf(info->created, sizeof info->created, "%s", str_of(doc, "created"));
+    snprintf(info->created, sizeof info->created, "%s", lb_doc_str(doc, "created"));
     info->schema_version = (int)json_integer_value(json_object_get(doc, "schema_version"));
 
     const json_t *accs = json_object_get(env, "accelerators");
     size_t used = 0;
     for (size_t i = 0; i < json_array_size(accs); i++) {
-        const char *name = str_of(json_array_get(accs, i), "name");
+        const char *name = lb_doc_str(json_array_get(accs, i), "name");
         size_t need = strlen(name) + (used ? 2 : 0);
         if (used + need > LB_TEXT_MAX)
             return xpb_err_set(err, XPB_PARSE_ERROR,

@@ -34,6 +34,7 @@
 #include "service/lb_budget.h"
 #include "service/lb_ratelimit.h"
 #include "store/lb_migrate.h"
+#include "store/lb_doc.h"
 #include "store/lb_rank.h"
 #include "store/lb_store.h"
 
@@ -227,12 +228,6 @@ static void test_escape(void **state)
     lb_buf_url(&b, "a b/\xc3\xbc&x=\"");
     assert_string_equal(b.data, "a%20b%2F%C3%BC%26x%3D%22");
     lb_buf_free(&b);
-    assert_true(lb_is_token_text("resnet18", 64));
-    assert_true(lb_is_token_text("bf16-mixed", 64));
-    assert_false(lb_is_token_text("", 64));
-    assert_false(lb_is_token_text("a b", 64));
-    assert_false(lb_is_token_text("<x>", 64));
-    assert_false(lb_is_token_text("abcdef", 5));
 }
 
 static void test_format(void **state)
@@ -892,6 +887,29 @@ static xpb_status extract(json_t *doc, size_t max_runs, struct lb_run_row **rows
 {
     struct lb_submission_info info;
     return lb_extract(&info, rows, n, doc, max_runs, err);
+}
+
+/* The naming rule, and members of a document read with a default (store/lb_doc.h). */
+static void test_names_and_members(void **state)
+{
+    (void)state;
+    assert_true(lb_is_token_text("resnet18", 64));
+    assert_true(lb_is_token_text("bf16-mixed", 64));
+    assert_false(lb_is_token_text("", 64));
+    assert_false(lb_is_token_text("a b", 64));
+    assert_false(lb_is_token_text("<x>", 64));
+    assert_false(lb_is_token_text("abcdef", 5));
+    json_t *obj = json_pack("{s:s, s:f, s:i, s:n}", "name", "vgg16", "real", 2.5, "int", 7, "null");
+    assert_string_equal(lb_doc_str(obj, "name"), "vgg16");
+    assert_string_equal(lb_doc_str(obj, "real"), "");    /* another type */
+    assert_string_equal(lb_doc_str(obj, "missing"), ""); /* absent */
+    assert_string_equal(lb_doc_str(NULL, "name"), "");   /* no object */
+    assert_true(lb_doc_num(obj, "real") == 2.5);
+    assert_true(lb_doc_num(obj, "int") == 7);
+    assert_true(isnan(lb_doc_num(obj, "name")));
+    assert_true(isnan(lb_doc_num(obj, "null")));
+    assert_true(isnan(lb_doc_num(NULL, "real")));
+    json_decref(obj);
 }
 
 static void test_extract_rules(void **state)
@@ -1720,6 +1738,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_page_cache),
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_ratelimit),
+        cmocka_unit_test(test_names_and_members),
         cmocka_unit_test(test_extract_rules),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
