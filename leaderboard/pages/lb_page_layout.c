@@ -1,5 +1,6 @@
 /* Page layout shared by every page (see lb_pages.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "pages/lb_assets.h"
 #include "pages/lb_escape.h"
@@ -58,4 +59,9 @@ void lb_page_error(struct lb_response *res, int status, const char *message)
 void lb_page_submission_link(struct lb_buf *b, long long id)
 {
     lb_buf_printf(b, "<a href=\"/submissions/%lld\">#%lld</a>", id, id);
+}
+
+const char *lb_page_kind_class(const char *device_kind)
+{
+    return !strcmp(device_kind, "cpu") ? "cpu" : !strcmp(device_kind, "unknown") ? "unk" : "acc";
 }

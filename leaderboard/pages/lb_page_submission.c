@@ -287,15 +287,11 @@ static void runs_chart(struct lb_buf *b, const json_t *runs, int version)
         const json_t *run = json_array_get(runs, i);
         if (strcmp(lb_doc_str(run, "status"), "ok") != 0)
             continue;
-        const char *kind = run_kind(run, version);
         snprintf(labels[n_bars], sizeof labels[n_bars], "%s", lb_doc_str(run, "id"));
         bars[n_bars] = (struct lb_bar){
             labels[n_bars], NULL,
             lb_doc_num(json_object_get(json_object_get(run, "metrics"), "throughput"), "median"),
-            NULL,
-            !strcmp(kind, "cpu")       ? "cpu"
-            : !strcmp(kind, "unknown") ? "unk"
-                                       : "acc"};
+            NULL, lb_page_kind_class(run_kind(run, version))};
         n_bars++;
     }
     if (n_bars > 0)

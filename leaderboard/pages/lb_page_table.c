@@ -131,11 +131,6 @@ static double best_cpu(struct cpu_cache *c, struct lb_db *db, const struct lb_ru
     return best;
 }
 
-static const char *kind_class(const char *kind)
-{
-    return !strcmp(kind, "cpu") ? "cpu" : !strcmp(kind, "unknown") ? "unk" : "acc";
-}
-
 static void chart(struct lb_buf *b, const struct lb_group *g, const struct shown *shown, size_t n)
 {
     struct lb_bar bars[CHART_BARS];
@@ -148,7 +143,7 @@ static void chart(struct lb_buf *b, const struct lb_group *g, const struct shown
                  r->device[0] ? r->device : r->cpu_model, r->backend);
         snprintf(hrefs[i], sizeof hrefs[i], "/submissions/%lld", r->submission_id);
         bars[i] = (struct lb_bar){labels[i], r->submitter, r->throughput, hrefs[i],
-                                  kind_class(r->device_kind)};
+                                  lb_page_kind_class(r->device_kind)};
     }
     char title[320];
     snprintf(title, sizeof title, "Throughput of %s/%s %s %s", g->model, g->variant, g->mode,
@@ -229,7 +224,7 @@ static void machine_cell(struct lb_buf *b, const struct lb_run_row *r)
 {
     lb_buf_puts(b, "<td class=\"machine\"><b>");
     lb_buf_html(b, r->device[0] ? r->device : r->cpu_model);
-    lb_buf_printf(b, "</b> <span class=\"pill kind %s\">", kind_class(r->device_kind));
+    lb_buf_printf(b, "</b> <span class=\"pill kind %s\">", lb_page_kind_class(r->device_kind));
     lb_buf_html(b, r->device_kind);
     lb_buf_puts(b, "</span><span class=\"muted\">");
     if (r->device[0] && strcmp(r->device, r->cpu_model) != 0) {

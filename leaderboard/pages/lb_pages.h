@@ -30,4 +30,8 @@ void lb_page_rules(struct lb_buf *b, const struct lb_app *app);
 /* Appends a link to a submission: <a href="/submissions/ID">#ID</a>. */
 void lb_page_submission_link(struct lb_buf *b, long long id);
 
+/* The class that colours a device kind on the pages (lb.css): "cpu", "unk" for unknown, "acc"
+ * for any other (a GPU or another accelerator). A static string. */
+const char *lb_page_kind_class(const char *device_kind);
+
 #endif

@@ -1439,6 +1439,8 @@ static void test_other_pages(void **state)
     assert_non_null(strstr(a.body, "Debian GNU/Linux 12"));
     assert_non_null(strstr(a.body, "unsupported"));
     assert_non_null(strstr(a.body, "backend does not support this op"));
+    /* a version-1 document does not say its devices' kind: the chart's bars say unknown */
+    assert_non_null(strstr(a.body, "<rect class=\"bar unk\""));
     free(a.body);
     request(&a, f, "GET", "/submissions/9", NULL, NULL);
     assert_int_equal(a.status, 404);
