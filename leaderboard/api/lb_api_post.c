@@ -28,6 +28,22 @@ static int json_content_type(const char *ct)
     return ct && strncasecmp(ct, "application/json", 16) == 0 && (ct[16] == '\0' || ct[16] == ';');
 }
 
+/* 413: the body (announced or received) is over the limit. */
+static void refuse_too_large(struct lb_response *res, const struct lb_app *app)
+{
+    lb_respond_error(res, 413, "request body larger than the limit of %zu bytes", app->max_body);
+}
+
+/* 429: the token stored `count` submissions in the last 24 hours, its daily quota. */
+static void refuse_over_quota(struct lb_response *res, long long count)
+{
+    res->retry_after = QUOTA_RETRY_S;
+    lb_respond_error(res, 429,
+                     "this token stored %lld submissions in the last 24 hours, its daily limit: "
+                     "retry later",
+                     count);
+}
+
 /* The token's checks: who it is, its rate and its quota. 1 when they pass. */
 static int admit_token(struct lb_admission *a, struct lb_app *app, const struct lb_request *req,
                        struct lb_response *res)
@@ -56,11 +72,7 @@ static int admit_token(struct lb_admission *a, struct lb_app *app, const struct 
         goto done_db;
     }
     if (app->submit.max_per_day > 0 && recent >= app->submit.max_per_day) {
-        res->retry_after = QUOTA_RETRY_S;
-        lb_respond_error(res, 429,
-                         "this token stored %lld submissions in the last 24 hours, its daily "
-                         "limit: retry later",
-                         recent);
+        refuse_over_quota(res, recent);
         goto done_db;
     }
     ok = 1;
@@ -75,8 +87,7 @@ int lb_api_admit(struct lb_admission *a, struct lb_app *app, const struct lb_req
     memset(a, 0, sizeof *a);
     if (req->body_too_large ||
         (req->content_length >= 0 && (unsigned long long)req->content_length > app->max_body)) {
-        lb_respond_error(res, 413, "request body larger than the limit of %zu bytes",
-                         app->max_body);
+        refuse_too_large(res, app);
         return 0;
     }
     if (!json_content_type(req->content_type)) {
@@ -151,8 +162,7 @@ static void respond_stored(struct lb_app *app, const struct lb_request *req,
 {
     char base[512], page[700], api[700];
     lb_base_url(base, sizeof base, app, req);
-    snprintf(page, sizeof page, "%s/submissions/%lld", base, stored->id);
-    snprintf(api, sizeof api, "%s/api/v1/results/%lld", base, stored->id);
+    lb_submission_urls(page, api, sizeof page, base, stored->id);
     int duplicate = stored->outcome == LB_SUBMIT_DUPLICATE;
     snprintf(res->location, sizeof res->location, "/api/v1/results/%lld", stored->id);
     lb_respond_json(res, duplicate ? 200 : 201,
@@ -190,11 +200,7 @@ static void store(struct lb_app *app, const struct lb_request *req, struct lb_re
         res->retry_after = BUDGET_RETRY_S;
         lb_respond_error(res, 503, "cannot store the submission now: %s", err.msg);
     } else if (stored.outcome == LB_SUBMIT_OVER_QUOTA) {
-        res->retry_after = QUOTA_RETRY_S;
-        lb_respond_error(res, 429,
-                         "this token stored %lld submissions in the last 24 hours, its daily "
-                         "limit: retry later",
-                         app->submit.max_per_day);
+        refuse_over_quota(res, app->submit.max_per_day);
     } else {
         if (stored.outcome == LB_SUBMIT_STORED)
             atomic_fetch_add(&app->generation, 1); /* cached pages are out of date */
@@ -212,8 +218,7 @@ void lb_api_post_results(struct lb_app *app, const struct lb_request *req, struc
         a = &local;
     }
     if (req->body_too_large) {
-        lb_respond_error(res, 413, "request body larger than the limit of %zu bytes",
-                         app->max_body);
+        refuse_too_large(res, app);
     } else if (req->body_len == 0) {
         lb_respond_error(res, 400, "empty body: expected a results document");
     } else {

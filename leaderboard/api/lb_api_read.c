@@ -37,18 +37,12 @@ static json_t *run_summary(const struct lb_run_row *r)
     return o ? o : json_null();
 }
 
-static void submission_urls(char *page, char *api, size_t cap, const char *base, long long id)
-{
-    snprintf(page, cap, "%s/submissions/%lld", base, id);
-    snprintf(api, cap, "%s/api/v1/results/%lld", base, id);
-}
-
 /* One submission of the list, with its matching runs (at most LIST_RUNS). */
 static json_t *list_item(struct lb_db *db, const struct lb_submission_info *s,
                          const struct lb_filter *f, const char *base)
 {
     char page[700], api[700];
-    submission_urls(page, api, sizeof page, base, s->id);
+    lb_submission_urls(page, api, sizeof page, base, s->id);
     struct lb_run_row *rows = NULL;
     size_t n_rows = 0;
     xpb_err err;
@@ -125,7 +119,7 @@ void lb_api_get_result(struct lb_app *app, const struct lb_request *req, struct 
     }
     char base[512], page[700], api[700];
     lb_base_url(base, sizeof base, app, req);
-    submission_urls(page, api, sizeof page, base, id);
+    lb_submission_urls(page, api, sizeof page, base, id);
     /* the envelope, then the stored text as it is: no parse, no re-serialisation */
     json_t *envelope = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "url",
                                  page, "api_url", api, "received", info.received, "submitter",

@@ -38,3 +38,9 @@ void lb_base_url(char *out, size_t cap, const struct lb_app *app, const struct l
         out[0] = '\0';
     }
 }
+
+void lb_submission_urls(char *page, char *api, size_t cap, const char *base, long long id)
+{
+    snprintf(page, cap, "%s/submissions/%lld", base, id);
+    snprintf(api, cap, "%s/api/v1/results/%lld", base, id);
+}

@@ -58,4 +58,9 @@ size_t lb_answer_limit(const struct lb_app *app);
  * plain host[:port], else "" (links are then relative). */
 void lb_base_url(char *out, size_t cap, const struct lb_app *app, const struct lb_request *req);
 
+/* The addresses of submission `id` that API answers give, below `base` (lb_base_url): its page
+ * (<base>/submissions/ID) into page and its document (<base>/api/v1/results/ID) into api, cap
+ * bytes each. */
+void lb_submission_urls(char *page, char *api, size_t cap, const char *base, long long id);
+
 #endif
