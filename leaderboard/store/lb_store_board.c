@@ -90,11 +90,7 @@ static xpb_status count_groups(long long *total, struct lb_db *db, const struct 
         bind_group_filter(s, f);
     else
         lb_bind_filter(s, f);
-    int rc = lb_stmt_step(s);
-    *total = rc == LB_STEP_ROW ? lb_col_int(s, 0) : 0;
-    xpb_status st = rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "counting tables", err);
-    lb_stmt_done(s);
-    return st;
+    return lb_store_int(total, db, s, "counting tables", err);
 }
 
 /* 1 when the kept tables answer filter f: it names no backend, batch or submitter. */
@@ -109,10 +105,7 @@ static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f)
     lb_stmt_text(s, 2, f ? f->variant : NULL);
     lb_stmt_text(s, 3, f ? f->mode : NULL);
     lb_stmt_text(s, 4, f ? f->precision : NULL);
-    if (f && f->world_size > 0)
-        lb_stmt_int(s, 5, f->world_size);
-    else
-        lb_stmt_text(s, 5, NULL);
+    lb_bind_count(s, 5, f ? f->world_size : 0);
 }
 
 /* The statement listing the tables for f, bound but for its limit and offset; *first_param
@@ -190,10 +183,7 @@ static void bind_group(struct lb_stmt *s, const struct lb_group *g, const struct
 {
     bind_table(s, g);
     lb_stmt_text(s, 6, f ? f->backend : NULL);
-    if (f && f->batch > 0)
-        lb_stmt_int(s, 7, f->batch);
-    else
-        lb_stmt_text(s, 7, NULL);
+    lb_bind_count(s, 7, f ? f->batch : 0);
     lb_stmt_int(s, 8, (long long)per_submitter);
     lb_stmt_text(s, 9, f ? f->submitter : NULL);
 }

@@ -103,16 +103,15 @@ static xpb_status count(struct lb_db *db, const struct lb_run_row *r, long long 
         return XPB_IO_ERROR;
     bind_table(s, r);
     lb_stmt_int(s, 6, token_id);
-    int rc = lb_stmt_step(s);
-    long long runs = rc == LB_STEP_ROW ? lb_col_int(s, 0) : 0;
-    lb_stmt_done(s);
-    if (rc != LB_STEP_ROW)
-        return lb_store_db_error(db, "counting a table's runs", err);
+    long long runs;
+    xpb_status st = lb_store_int(&runs, db, s, "counting a table's runs", err);
+    if (st != XPB_OK)
+        return st;
     if (!(s = lb_db_stmt(db, SQL_GROUP, err)))
         return XPB_IO_ERROR;
     bind_table(s, r);
     lb_stmt_int(s, 6, runs == 1);
-    rc = lb_stmt_step(s);
+    int rc = lb_stmt_step(s);
     lb_stmt_done(s);
     if (rc != LB_STEP_DONE)
         return lb_store_db_error(db, "counting a table", err);

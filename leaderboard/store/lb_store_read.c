@@ -132,11 +132,7 @@ static xpb_status count_list(long long *total, struct lb_db *db, const struct lb
     if (!s)
         return XPB_IO_ERROR;
     bind_list_filter(s, f);
-    int rc = lb_stmt_step(s);
-    *total = rc == LB_STEP_ROW ? lb_col_int(s, 0) : 0;
-    xpb_status st = rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "count failed", err);
-    lb_stmt_done(s);
-    return st;
+    return lb_store_int(total, db, s, "count failed", err);
 }
 
 xpb_status lb_store_list(struct lb_submission_info **out, size_t *n_out, long long *total_out,

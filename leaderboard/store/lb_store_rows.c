@@ -1,4 +1,5 @@
-/* Run rows out of query results, and the filter that selects them (see lb_store_rows.h). */
+/* Run rows out of query results, the filter that selects them, and one-row answers (see
+ * lb_store_rows.h). */
 #include "store/lb_store_rows.h"
 
 #include <stdlib.h>
@@ -9,6 +10,24 @@ xpb_status lb_store_db_error(struct lb_db *db, const char *what, xpb_err *err)
     return xpb_err_set(err, XPB_IO_ERROR, "database: %s: %s", what, lb_db_errmsg(db));
 }
 
+xpb_status lb_store_int(long long *out, struct lb_db *db, struct lb_stmt *s, const char *what,
+                        xpb_err *err)
+{
+    int rc = lb_stmt_step(s);
+    *out = rc == LB_STEP_ROW ? lb_col_int(s, 0) : 0;
+    xpb_status st = rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, what, err);
+    lb_stmt_done(s);
+    return st;
+}
+
+void lb_bind_count(struct lb_stmt *s, int i, long long v)
+{
+    if (v > 0)
+        lb_stmt_int(s, i, v);
+    else
+        lb_stmt_text(s, i, NULL);
+}
+
 void lb_bind_filter(struct lb_stmt *s, const struct lb_filter *f)
 {
     lb_stmt_text(s, 1, f ? f->model : NULL);
@@ -16,14 +35,8 @@ void lb_bind_filter(struct lb_stmt *s, const struct lb_filter *f)
     lb_stmt_text(s, 3, f ? f->mode : NULL);
     lb_stmt_text(s, 4, f ? f->precision : NULL);
     lb_stmt_text(s, 5, f ? f->backend : NULL);
-    if (f && f->batch > 0)
-        lb_stmt_int(s, 6, f->batch);
-    else
-        lb_stmt_text(s, 6, NULL);
-    if (f && f->world_size > 0)
-        lb_stmt_int(s, 7, f->world_size);
-    else
-        lb_stmt_text(s, 7, NULL);
+    lb_bind_count(s, 6, f ? f->batch : 0);
+    lb_bind_count(s, 7, f ? f->world_size : 0);
     lb_stmt_text(s, 8, f ? f->submitter : NULL);
 }
 

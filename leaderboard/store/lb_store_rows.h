@@ -1,5 +1,6 @@
 /* What the store's query modules share (internal to lb_store_*.c): the filter parameters, the
- * columns of a run row, reading them, and collecting a statement's rows. */
+ * columns of a run row, reading them, collecting a statement's rows, and reading an answer of
+ * one row (a count, a new row's id). */
 #ifndef LB_STORE_ROWS_H
 #define LB_STORE_ROWS_H
 
@@ -16,6 +17,10 @@
 #define LB_RUN_N_COLUMNS 30
 #define LB_RUN_JOINS                                                                               \
     "JOIN submissions s ON s.id = r.submission_id JOIN tokens t ON t.id = s.token_id "
+
+/* Binds a count that filters (a batch, a world size) to parameter i of s: v when it is above 0,
+ * else NULL (any). */
+void lb_bind_count(struct lb_stmt *s, int i, long long v);
 
 /* Binds filter f (NULL: none) to parameters 1..8 of s, in the order model, variant, mode,
  * precision, backend, batch, world size, submitter; an unset filter binds NULL. */
@@ -34,6 +39,12 @@ xpb_status lb_collect_runs(struct lb_run_row **rows_out, size_t *n_out, struct l
 xpb_status lb_collect_runs_counted(struct lb_run_row **rows_out, size_t *n_out,
                                    long long *total_out, struct lb_db *db, struct lb_stmt *s,
                                    size_t limit, xpb_err *err);
+
+/* Steps s (already bound), whose answer is one row (a count, or the id an INSERT ... RETURNING
+ * gives), reads the integer in its first column into *out and ends the use of s. XPB_IO_ERROR
+ * (lb_store_db_error with `what`) when there is no row; *out is then 0. */
+xpb_status lb_store_int(long long *out, struct lb_db *db, struct lb_stmt *s, const char *what,
+                        xpb_err *err);
 
 /* XPB_IO_ERROR with "database: <what>: <the driver's message>". */
 xpb_status lb_store_db_error(struct lb_db *db, const char *what, xpb_err *err);

@@ -77,12 +77,7 @@ xpb_status lb_store_recent(long long *count_out, struct lb_db *db, long long tok
         return XPB_IO_ERROR;
     lb_stmt_int(s, 1, token_id);
     lb_stmt_text(s, 2, since);
-    int rc = lb_stmt_step(s);
-    if (rc == LB_STEP_ROW)
-        *count_out = lb_col_int(s, 0);
-    xpb_status st = rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "quota count", err);
-    lb_stmt_done(s);
-    return st;
+    return lb_store_int(count_out, db, s, "quota count", err);
 }
 
 /* Inserts run r of submission `id` (token token_id); its row's id into *run_id. */
@@ -123,11 +118,7 @@ static xpb_status insert_run(long long *run_id, struct lb_db *db, long long id,
     lb_stmt_real(s, 26, r->ci_high);
     lb_stmt_int(s, 27, token_id);
     lb_stmt_int(s, 28, r->disturbed);
-    int rc = lb_stmt_step(s);
-    if (rc == LB_STEP_ROW)
-        *run_id = lb_col_int(s, 0);
-    lb_stmt_done(s);
-    return rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "cannot store a run", err);
+    return lb_store_int(run_id, db, s, "cannot store a run", err);
 }
 
 /* Inserts every run, and keeps the rankings of the finished ones up to date. */
@@ -167,13 +158,7 @@ static xpb_status insert_submission(long long *id, struct lb_db *db,
     lb_stmt_int(s, 11, info->n_runs);
     lb_stmt_text(s, 12, canonical);
     lb_stmt_int(s, 13, info->schema_version);
-    int rc = lb_stmt_step(s);
-    if (rc == LB_STEP_ROW)
-        *id = lb_col_int(s, 0);
-    xpb_status st =
-        rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "cannot store the submission", err);
-    lb_stmt_done(s);
-    return st;
+    return lb_store_int(id, db, s, "cannot store the submission", err);
 }
 
 static xpb_status touch_token(struct lb_db *db, long long token_id, const char *now, xpb_err *err)
