@@ -170,11 +170,7 @@ xpb_status lb_store_groups(struct lb_group **out, size_t *n_out, long long *tota
 /* Parameters 1..5: the table. */
 static void bind_table(struct lb_stmt *s, const struct lb_group *g)
 {
-    lb_stmt_text(s, 1, g->model);
-    lb_stmt_text(s, 2, g->variant);
-    lb_stmt_text(s, 3, g->mode);
-    lb_stmt_text(s, 4, g->precision);
-    lb_stmt_int(s, 5, g->world_size);
+    lb_bind_table(s, g->model, g->variant, g->mode, g->precision, g->world_size);
 }
 
 /* Parameters 1..9 of RANKED_FROM. */

@@ -28,13 +28,10 @@ static const char SQL_BACKEND[] =
     "INSERT INTO board_backends(backend, n_runs) VALUES ($1, 1) ON CONFLICT (backend) DO UPDATE "
     "SET n_runs = board_backends.n_runs + 1";
 
+/* Parameters 1..5: the table of run r. */
 static void bind_table(struct lb_stmt *s, const struct lb_run_row *r)
 {
-    lb_stmt_text(s, 1, r->model);
-    lb_stmt_text(s, 2, r->variant);
-    lb_stmt_text(s, 3, r->mode);
-    lb_stmt_text(s, 4, r->precision);
-    lb_stmt_int(s, 5, r->world_size);
+    lb_bind_table(s, r->model, r->variant, r->mode, r->precision, r->world_size);
 }
 
 static xpb_status set_ranked(struct lb_db *db, long long id, int ranked, xpb_err *err)

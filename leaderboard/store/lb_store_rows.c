@@ -28,6 +28,16 @@ void lb_bind_count(struct lb_stmt *s, int i, long long v)
         lb_stmt_text(s, i, NULL);
 }
 
+void lb_bind_table(struct lb_stmt *s, const char *model, const char *variant, const char *mode,
+                   const char *precision, long long world_size)
+{
+    lb_stmt_text(s, 1, model);
+    lb_stmt_text(s, 2, variant);
+    lb_stmt_text(s, 3, mode);
+    lb_stmt_text(s, 4, precision);
+    lb_stmt_int(s, 5, world_size);
+}
+
 void lb_bind_filter(struct lb_stmt *s, const struct lb_filter *f)
 {
     lb_stmt_text(s, 1, f ? f->model : NULL);

@@ -22,6 +22,11 @@
  * else NULL (any). */
 void lb_bind_count(struct lb_stmt *s, int i, long long v);
 
+/* Binds the key of one ranking table to parameters 1..5 of s, in the order model, variant,
+ * mode, precision, world size. */
+void lb_bind_table(struct lb_stmt *s, const char *model, const char *variant, const char *mode,
+                   const char *precision, long long world_size);
+
 /* Binds filter f (NULL: none) to parameters 1..8 of s, in the order model, variant, mode,
  * precision, backend, batch, world size, submitter; an unset filter binds NULL. */
 void lb_bind_filter(struct lb_stmt *s, const struct lb_filter *f);
