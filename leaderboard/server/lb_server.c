@@ -182,10 +182,12 @@ static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, con
             (xpb_now() - started) * 1e3);
 }
 
-/* The request as the handlers see it: method, path, headers (pointers into the connection). */
-static void fill_request(struct lb_request *req, struct lb_server *srv, struct MHD_Connection *conn,
-                         const char *method, const char *url, const char *client)
+/* The request as the handlers see it: method, path, headers (pointers into the connection),
+ * and the client's address (written into client, cap bytes, which must outlive req). */
+static void fill_request(struct lb_request *req, char *client, size_t cap, struct lb_server *srv,
+                         struct MHD_Connection *conn, const char *method, const char *url)
 {
+    client_text(client, cap, conn);
     memset(req, 0, sizeof *req);
     req->method = method;
     req->path = url;
@@ -214,9 +216,8 @@ static enum MHD_Result on_head(struct lb_server *srv, struct MHD_Connection *con
     if (strcmp(method, "POST") != 0 || strcmp(url, "/api/v1/results") != 0)
         return MHD_YES;
     char client[INET6_ADDRSTRLEN + 1];
-    client_text(client, sizeof client, conn);
     struct lb_request req;
-    fill_request(&req, srv, conn, method, url, client);
+    fill_request(&req, client, sizeof client, srv, conn, method, url);
     struct lb_response *res = calloc(1, sizeof *res);
     if (!res)
         return MHD_NO;
@@ -277,9 +278,8 @@ static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection 
         return ok;
     }
     char client[INET6_ADDRSTRLEN + 1];
-    client_text(client, sizeof client, conn);
     struct lb_request req;
-    fill_request(&req, srv, conn, method, url, client);
+    fill_request(&req, client, sizeof client, srv, conn, method, url);
     req.body = ex->body.data ? ex->body.data : "";
     req.body_len = ex->body.len;
     req.body_too_large = ex->too_large || ex->body.failed;

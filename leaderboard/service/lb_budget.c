@@ -31,12 +31,19 @@ void lb_budget_free(struct lb_budget *b)
     free(b);
 }
 
-int lb_budget_take(struct lb_budget *b, size_t n)
+/* Reserves n when they are left (the lock held): 1 when granted. */
+static int grant_locked(struct lb_budget *b, size_t n)
 {
-    pthread_mutex_lock(&b->lock);
     int ok = n <= b->capacity - b->used;
     if (ok)
         b->used += n;
+    return ok;
+}
+
+int lb_budget_take(struct lb_budget *b, size_t n)
+{
+    pthread_mutex_lock(&b->lock);
+    int ok = grant_locked(b, n);
     pthread_mutex_unlock(&b->lock);
     return ok;
 }
@@ -52,9 +59,7 @@ int lb_budget_wait(struct lb_budget *b, size_t n, double seconds)
     int rc = 0;
     while (n > b->capacity - b->used && rc == 0)
         rc = pthread_cond_timedwait(&b->given, &b->lock, &until);
-    int ok = n <= b->capacity - b->used;
-    if (ok)
-        b->used += n;
+    int ok = grant_locked(b, n);
     pthread_mutex_unlock(&b->lock);
     return ok;
 }
