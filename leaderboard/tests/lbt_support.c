@@ -20,8 +20,8 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
-#include "results/interval.h"
 #include "base/sha256.h"
+#include "results/interval.h"
 
 extern char **environ;
 

@@ -16,25 +16,27 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "api/lb_api.h"
+#include "api/lb_auth.h"
+#include "api/lb_json_shape.h"
 #include "base/clock.h"
-#include "lb_api.h"
-#include "lb_auth.h"
-#include "lb_budget.h"
-#include "lb_conntrack.h"
-#include "lb_db.h"
-#include "lb_escape.h"
-#include "lb_format.h"
-#include "lb_json_shape.h"
-#include "lb_migrate.h"
-#include "lb_page_cache.h"
-#include "lb_rank.h"
-#include "lb_ratelimit.h"
-#include "lb_router.h"
-#include "lb_store.h"
-#include "lb_svg.h"
+#include "db/lb_db.h"
 #include "lbt_support.h"
-#include "results/results.h"
+#include "pages/lb_escape.h"
+#include "pages/lb_format.h"
+#include "pages/lb_page_cache.h"
+#include "pages/lb_svg.h"
 #include "publish/upload.h"
+#include "results/results.h"
+#include "server/lb_conntrack.h"
+#include "server/lb_log.h"
+#include "server/lb_router.h"
+#include "service/lb_budget.h"
+#include "service/lb_ratelimit.h"
+#include "store/lb_migrate.h"
+#include "store/lb_doc.h"
+#include "store/lb_rank.h"
+#include "store/lb_store.h"
 
 /* ---- helpers ---- */
 
@@ -226,12 +228,6 @@ static void test_escape(void **state)
     lb_buf_url(&b, "a b/\xc3\xbc&x=\"");
     assert_string_equal(b.data, "a%20b%2F%C3%BC%26x%3D%22");
     lb_buf_free(&b);
-    assert_true(lb_is_token_text("resnet18", 64));
-    assert_true(lb_is_token_text("bf16-mixed", 64));
-    assert_false(lb_is_token_text("", 64));
-    assert_false(lb_is_token_text("a b", 64));
-    assert_false(lb_is_token_text("<x>", 64));
-    assert_false(lb_is_token_text("abcdef", 5));
 }
 
 static void test_format(void **state)
@@ -893,6 +889,29 @@ static xpb_status extract(json_t *doc, size_t max_runs, struct lb_run_row **rows
     return lb_extract(&info, rows, n, doc, max_runs, err);
 }
 
+/* The naming rule, and members of a document read with a default (store/lb_doc.h). */
+static void test_names_and_members(void **state)
+{
+    (void)state;
+    assert_true(lb_is_token_text("resnet18", 64));
+    assert_true(lb_is_token_text("bf16-mixed", 64));
+    assert_false(lb_is_token_text("", 64));
+    assert_false(lb_is_token_text("a b", 64));
+    assert_false(lb_is_token_text("<x>", 64));
+    assert_false(lb_is_token_text("abcdef", 5));
+    json_t *obj = json_pack("{s:s, s:f, s:i, s:n}", "name", "vgg16", "real", 2.5, "int", 7, "null");
+    assert_string_equal(lb_doc_str(obj, "name"), "vgg16");
+    assert_string_equal(lb_doc_str(obj, "real"), "");    /* another type */
+    assert_string_equal(lb_doc_str(obj, "missing"), ""); /* absent */
+    assert_string_equal(lb_doc_str(NULL, "name"), "");   /* no object */
+    assert_true(lb_doc_num(obj, "real") == 2.5);
+    assert_true(lb_doc_num(obj, "int") == 7);
+    assert_true(isnan(lb_doc_num(obj, "name")));
+    assert_true(isnan(lb_doc_num(obj, "null")));
+    assert_true(isnan(lb_doc_num(NULL, "real")));
+    json_decref(obj);
+}
+
 static void test_extract_rules(void **state)
 {
     (void)state;
@@ -1420,6 +1439,8 @@ static void test_other_pages(void **state)
     assert_non_null(strstr(a.body, "Debian GNU/Linux 12"));
     assert_non_null(strstr(a.body, "unsupported"));
     assert_non_null(strstr(a.body, "backend does not support this op"));
+    /* a version-1 document does not say its devices' kind: the chart's bars say unknown */
+    assert_non_null(strstr(a.body, "<rect class=\"bar unk\""));
     free(a.body);
     request(&a, f, "GET", "/submissions/9", NULL, NULL);
     assert_int_equal(a.status, 404);
@@ -1719,6 +1740,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_page_cache),
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_ratelimit),
+        cmocka_unit_test(test_names_and_members),
         cmocka_unit_test(test_extract_rules),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),

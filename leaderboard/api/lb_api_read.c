@@ -1,0 +1,161 @@
+/* The reading side of the JSON API (see lb_api.h). Every answer is bounded: a list holds at
+ * most LIST_MAX submissions with at most LIST_RUNS runs each, and a submission's document is
+ * served as the canonical text that was stored (compact, at most the body limit), never
+ * re-serialised. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/lb_api.h"
+#include "service/lb_filter.h"
+
+#define LIST_DEFAULT 50
+#define LIST_MAX 100
+#define LIST_RUNS 64
+
+static json_t *json_real_or_null(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *run_summary(const struct lb_run_row *r)
+{
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:s, s:s, s:s, s:o, s:o, s:o, "
+        "s:o, s:o, s:o, s:o}",
+        "run", r->run_id, "status", r->status, "model", r->model, "variant", r->variant, "mode",
+        r->mode, "precision", r->precision, "backend", r->backend, "batch", (json_int_t)r->batch,
+        "threads", (json_int_t)r->threads, "world_size", (json_int_t)r->world_size, "fusion",
+        r->fusion, "transfer", r->transfer, "device", r->device, "device_kind", r->device_kind,
+        "throughput", json_real_or_null(r->throughput), "throughput_ci95_low",
+        json_real_or_null(r->ci_low), "throughput_ci95_high", json_real_or_null(r->ci_high),
+        "step_time_p50_s", json_real_or_null(r->step_p50), "step_time_p95_s",
+        json_real_or_null(r->step_p95), "samples_per_joule",
+        json_real_or_null(r->samples_per_joule), "verified",
+        r->verified < 0 ? json_null() : json_boolean(r->verified));
+    return o ? o : json_null();
+}
+
+/* One submission of the list, with its matching runs (at most LIST_RUNS). */
+static json_t *list_item(struct lb_db *db, const struct lb_submission_info *s,
+                         const struct lb_filter *f, const char *base)
+{
+    char page[700], api[700];
+    lb_submission_urls(page, api, sizeof page, base, s->id);
+    struct lb_run_row *rows = NULL;
+    size_t n_rows = 0;
+    xpb_err err;
+    json_t *runs = json_array();
+    int cut = 0;
+    if (lb_store_submission_runs(&rows, &n_rows, db, s->id, f, LIST_RUNS + 1, &err) == XPB_OK) {
+        cut = n_rows > LIST_RUNS;
+        for (size_t k = 0; k < n_rows && k < LIST_RUNS; k++)
+            json_array_append_new(runs, run_summary(&rows[k]));
+    }
+    free(rows);
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:o, s:b}",
+                          "id", (json_int_t)s->id, "url", page, "api_url", api, "received",
+                          s->received, "created", s->created, "submitter", s->submitter, "scenario",
+                          s->scenario, "os", s->os, "cpu", s->cpu_model, "accelerators",
+                          s->accelerators, "schema_version", s->schema_version, "n_runs", s->n_runs,
+                          "runs", runs ? runs : json_array(), "runs_truncated", cut);
+    return o ? o : json_null();
+}
+
+void lb_api_list_results(struct lb_app *app, const struct lb_request *req, struct lb_response *res)
+{
+    struct lb_filter f;
+    const char *bad = NULL;
+    if (!lb_filter_from_query(&f, req, &bad)) {
+        lb_respond_error(res, 400, "bad value for query parameter '%s'", bad);
+        return;
+    }
+    long long limit = lb_query_count(req, "limit", LIST_DEFAULT, LIST_MAX);
+    long long offset = lb_query_count(req, "offset", 0, 1000000000);
+    if (limit < 0 || offset < 0) {
+        lb_respond_error(res, 400, "limit must be 0..%d and offset a whole number >= 0", LIST_MAX);
+        return;
+    }
+    xpb_err err;
+    struct lb_db *db = lb_pool_get(app->pool);
+    struct lb_submission_info *items = NULL;
+    size_t n = 0;
+    long long total = 0;
+    if (lb_store_list(&items, &n, &total, db, &f, (size_t)limit, (size_t)offset, &err) != XPB_OK) {
+        lb_respond_error(res, 500, "%s", err.msg);
+        goto done_db;
+    }
+    char base[512];
+    lb_base_url(base, sizeof base, app, req);
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++)
+        json_array_append_new(list, list_item(db, &items[i], &f, base));
+    lb_respond_json(res, 200,
+                    json_pack("{s:I, s:I, s:I, s:o}", "total", (json_int_t)total, "limit",
+                              (json_int_t)limit, "offset", (json_int_t)offset, "results",
+                              list ? list : json_array()));
+done_db:
+    free(items);
+    lb_pool_put(app->pool, db);
+}
+
+void lb_api_get_result(struct lb_app *app, const struct lb_request *req, struct lb_response *res,
+                       long long id)
+{
+    xpb_err err;
+    struct lb_db *db = lb_pool_get(app->pool);
+    struct lb_submission_info info;
+    char *text = NULL;
+    xpb_status st = lb_store_submission(&info, &text, db, id, &err);
+    lb_pool_put(app->pool, db);
+    if (st == XPB_NOT_FOUND) {
+        lb_respond_error(res, 404, "no submission %lld", id);
+        return;
+    }
+    if (st != XPB_OK) {
+        lb_respond_error(res, 500, "%s", err.msg);
+        return;
+    }
+    char base[512], page[700], api[700];
+    lb_base_url(base, sizeof base, app, req);
+    lb_submission_urls(page, api, sizeof page, base, id);
+    /* the envelope, then the stored text as it is: no parse, no re-serialisation */
+    json_t *envelope = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "url",
+                                 page, "api_url", api, "received", info.received, "submitter",
+                                 info.submitter, "content_hash", info.content_hash);
+    char *head = envelope ? json_dumps(envelope, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(envelope);
+    if (!head) {
+        free(text);
+        lb_respond_error(res, 500, "out of memory");
+        return;
+    }
+    res->status = 200;
+    res->content_type = "application/json; charset=utf-8";
+    lb_buf_add(&res->body, head, strlen(head) - 1); /* without the closing brace */
+    lb_buf_puts(&res->body, ",\"results\":");
+    lb_buf_puts(&res->body, text);
+    lb_buf_puts(&res->body, "}\n");
+    free(head);
+    free(text);
+}
+
+void lb_api_token(struct lb_app *app, const struct lb_request *req, struct lb_response *res)
+{
+    xpb_err err;
+    long long token_id;
+    char name[LB_TOKEN_NAME_MAX + 1];
+    struct lb_db *db = lb_pool_get(app->pool);
+    xpb_status st = lb_auth_check(&token_id, name, db, req->authorization, &err);
+    lb_pool_put(app->pool, db);
+    if (st == XPB_REJECTED) {
+        res->bearer_challenge = 1;
+        lb_respond_error(res, 401, "%s", err.msg);
+    } else if (st != XPB_OK) {
+        res->retry_after = 5;
+        lb_respond_error(res, 503, "%s", err.msg);
+    } else {
+        lb_respond_json(res, 200, json_pack("{s:s}", "submitter", name));
+    }
+}
