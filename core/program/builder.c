@@ -107,6 +107,9 @@ static const xpb_builder_api builder_api = {
     .phase = xpb_builder_phase,
     .loss = xpb_builder_loss,
     .fail = b_fail,
+    .op3 = xpb_builder_op3,
+    .constant_data = xpb_builder_constant_data,
+    .clip_grad_norm = xpb_builder_clip_grad_norm,
 };
 
 xpb_status xpb_build_graph(xpb_graph **out, const xpb_model_api *model, const char *model_name,

@@ -38,7 +38,9 @@ static xpb_status add_node(xpb_value *out, xpb_builder *b, xpb_gnode *n)
     return XPB_OK;
 }
 
-static int is_model_forward_op(uint32_t kind)
+/* The forward kinds a model may apply: op set 1's through op(), those and op set 3's through
+ * op3(). */
+static int is_model_forward_op(uint32_t kind, int op3)
 {
     switch (kind) {
     case XPB_OP_CONV2D:
@@ -59,22 +61,80 @@ static int is_model_forward_op(uint32_t kind)
     case XPB_OP_L1_LOSS:
     case XPB_OP_DROPOUT:
         return 1;
+    case XPB_OP_MATMUL:
+    case XPB_OP_BATCHED_MATMUL:
+    case XPB_OP_PERMUTE:
+    case XPB_OP_ADD_BROADCAST:
+    case XPB_OP_MUL:
+    case XPB_OP_SCALE:
+    case XPB_OP_SOFTMAX:
+    case XPB_OP_LAYER_NORM:
+    case XPB_OP_GELU:
+    case XPB_OP_EMBEDDING:
+    case XPB_OP_LSTM:
+        return op3;
     default:
         return 0;
     }
 }
 
-xpb_status xpb_builder_op(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
-                          const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs)
+/* A reshape node of value x, named layer + suffix: a step of the lowerings below. */
+static xpb_status reshape_to(xpb_value *out, xpb_builder *b, const char *layer, const char *suffix,
+                             xpb_value x, uint32_t ndim, const int64_t *dims)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s%s", layer, suffix);
+    return xpb_builder_reshape(out, b, name, x, ndim, dims);
+}
+
+/* Adds the node; LINEAR on x[B, S, I] and SOFTMAX_XENT on logits [B, S, V] with labels [B, S]
+ * become the rank-2 op between reshapes (docs/ops.md, op set 3), so that backends see op set 1's
+ * ops on [B*S, ...]. */
+static xpb_status add_forward(xpb_value *out, xpb_builder *b, xpb_gnode *n)
+{
+    const xpb_gvalue *x = &b->g->values[n->inputs[0]]; /* values[0] when there is none */
+    xpb_status st;
+    if (n->kind == XPB_OP_LINEAR && n->n_inputs >= 2 && x->ndim == 3) {
+        const int64_t rows[2] = {x->dims[0] * x->dims[1], x->dims[2]};
+        int64_t bs = x->dims[0], s = x->dims[1];
+        xpb_value flat = XPB_NO_VALUE, y = XPB_NO_VALUE;
+        if ((st = reshape_to(&flat, b, n->layer, ".rows", n->inputs[0], 2, rows)))
+            return st;
+        n->inputs[0] = flat;
+        if ((st = add_node(&y, b, n)))
+            return st;
+        const int64_t seq[3] = {bs, s, b->g->values[y].dims[1]};
+        return reshape_to(out, b, n->layer, ".seq", y, 3, seq);
+    }
+    if (n->kind == XPB_OP_SOFTMAX_XENT && n->n_inputs == 2 && x->ndim == 3 &&
+        b->g->values[n->inputs[1]].ndim == 2) {
+        const int64_t rows[2] = {x->dims[0] * x->dims[1], x->dims[2]};
+        const int64_t labels[1] = {x->dims[0] * x->dims[1]};
+        xpb_value flat = XPB_NO_VALUE, flat_labels = XPB_NO_VALUE;
+        if ((st = reshape_to(&flat, b, n->layer, ".rows", n->inputs[0], 2, rows)) ||
+            (st = reshape_to(&flat_labels, b, n->layer, ".labels", n->inputs[1], 1, labels)))
+            return st;
+        n->inputs[0] = flat;
+        n->inputs[1] = flat_labels;
+    }
+    return add_node(out, b, n);
+}
+
+/* op() and op3(): the checks both make, then the node. */
+static xpb_status apply_op(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
+                           const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs,
+                           const xpb_op_attrs3 *attrs3, int op3)
 {
     if (!out || !layer || !layer[0])
         return xpb_builder_fail(b, XPB_INVALID_ARGUMENT,
                                 "op %s without a layer name or output pointer", xpb_op_name(kind));
-    if (!is_model_forward_op(kind))
-        return xpb_builder_fail(b, XPB_INVALID_ARGUMENT,
-                                "layer '%s': op %s (%u) is not a forward op", layer,
-                                xpb_op_name(kind), kind);
-    if (n_inputs > XPB_MAX_OP_INPUTS || (n_inputs && !inputs))
+    if (!is_model_forward_op(kind, op3))
+        return xpb_builder_fail(
+            b, XPB_INVALID_ARGUMENT, "layer '%s': op %s (%u) is not a forward op%s", layer,
+            xpb_op_name(kind), kind,
+            !op3 && is_model_forward_op(kind, 1) ? " of op set 1 (apply op set 3's ops with op3)"
+                                                 : "");
+    if (n_inputs > XPB_GNODE_MAX_INPUTS || (n_inputs && !inputs))
         return xpb_builder_fail(b, XPB_INVALID_ARGUMENT, "layer '%s': %u inputs", layer, n_inputs);
     xpb_gnode n = {.kind = kind, .layer = (char *)layer, .n_inputs = n_inputs};
     for (uint32_t i = 0; i < n_inputs; i++) {
@@ -93,8 +153,26 @@ xpb_status xpb_builder_op(xpb_value *out, xpb_builder *b, const char *layer, uin
     }
     if (attrs)
         n.attrs = *attrs;
+    if (attrs3 && attrs3->struct_size) {
+        size_t size = attrs3->struct_size < sizeof n.attrs3 ? attrs3->struct_size : sizeof n.attrs3;
+        memcpy(&n.attrs3, attrs3, size);
+        n.attrs3.struct_size = size;
+    }
     normalise_attrs(kind, &n.attrs);
-    return add_node(out, b, &n);
+    return add_forward(out, b, &n);
+}
+
+xpb_status xpb_builder_op(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
+                          const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs)
+{
+    return apply_op(out, b, layer, kind, inputs, n_inputs, attrs, NULL, 0);
+}
+
+xpb_status xpb_builder_op3(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
+                           const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs,
+                           const xpb_op_attrs3 *attrs3)
+{
+    return apply_op(out, b, layer, kind, inputs, n_inputs, attrs, attrs3, 1);
 }
 
 xpb_status xpb_builder_reshape(xpb_value *out, xpb_builder *b, const char *layer, xpb_value x,

@@ -47,7 +47,8 @@ xpb_status xpb_builder_phase(uint32_t *out, xpb_builder *b, const char *name, ui
     if (group >= b->g->n_groups)
         return xpb_builder_fail(b, XPB_INVALID_ARGUMENT, "phase '%s': unknown group %u", name,
                                 group);
-    if (opt->kind != XPB_OPTIMIZER_SGD && opt->kind != XPB_OPTIMIZER_ADAM)
+    if (opt->kind != XPB_OPTIMIZER_SGD && opt->kind != XPB_OPTIMIZER_ADAM &&
+        opt->kind != XPB_OPTIMIZER_ADAMW)
         return xpb_builder_fail(b, XPB_INVALID_ARGUMENT, "phase '%s': unknown optimizer %u", name,
                                 opt->kind);
     for (size_t i = 0; i < b->g->n_phases; i++)
@@ -84,5 +85,19 @@ xpb_status xpb_builder_loss(xpb_builder *b, uint32_t phase, xpb_value loss, doub
         return xpb_builder_fail(b, XPB_OUT_OF_MEMORY, "out of memory");
     p->losses = grown;
     grown[p->n_losses++] = (xpb_gloss){loss, weight};
+    return XPB_OK;
+}
+
+xpb_status xpb_builder_clip_grad_norm(xpb_builder *b, uint32_t phase, double max_norm)
+{
+    if (phase >= b->g->n_phases)
+        return xpb_builder_fail(b, XPB_INVALID_ARGUMENT,
+                                "clip_grad_norm: unknown phase %u (declare the phase first)",
+                                phase);
+    if (!(max_norm > 0) || !isfinite(max_norm))
+        return xpb_builder_fail(b, XPB_INVALID_ARGUMENT,
+                                "clip_grad_norm: phase '%s': max_norm must be > 0, found %g",
+                                b->g->phases[phase].name, max_norm);
+    b->g->phases[phase].clip_max_norm = max_norm;
     return XPB_OK;
 }

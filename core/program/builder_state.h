@@ -42,8 +42,14 @@ xpb_status xpb_builder_input(xpb_value *out, xpb_builder *b, const xpb_input_des
 xpb_status xpb_builder_parameter(xpb_value *out, xpb_builder *b, const xpb_param_desc *d);
 xpb_status xpb_builder_constant(xpb_value *out, xpb_builder *b, const char *name, uint32_t ndim,
                                 const int64_t *dims, double value);
+xpb_status xpb_builder_constant_data(xpb_value *out, xpb_builder *b, const char *name,
+                                     uint32_t dtype, uint32_t ndim, const int64_t *dims,
+                                     const void *data);
 xpb_status xpb_builder_op(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
                           const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs);
+xpb_status xpb_builder_op3(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
+                           const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs,
+                           const xpb_op_attrs3 *attrs3);
 xpb_status xpb_builder_reshape(xpb_value *out, xpb_builder *b, const char *layer, xpb_value x,
                                uint32_t ndim, const int64_t *dims);
 xpb_status xpb_builder_stop_gradient(xpb_value *out, xpb_builder *b, xpb_value x);
@@ -52,5 +58,6 @@ xpb_status xpb_builder_group(uint32_t *out, xpb_builder *b, const char *name);
 xpb_status xpb_builder_phase(uint32_t *out, xpb_builder *b, const char *name, uint32_t group,
                              const xpb_optimizer_desc *opt);
 xpb_status xpb_builder_loss(xpb_builder *b, uint32_t phase, xpb_value loss, double weight);
+xpb_status xpb_builder_clip_grad_norm(xpb_builder *b, uint32_t phase, double max_norm);
 
 #endif

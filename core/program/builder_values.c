@@ -72,3 +72,33 @@ xpb_status xpb_builder_constant(xpb_value *out, xpb_builder *b, const char *name
     memcpy(v.dims, dims, ndim * sizeof *dims);
     return xpb_builder_new_named(out, b, "constant", &v);
 }
+
+xpb_status xpb_builder_constant_data(xpb_value *out, xpb_builder *b, const char *name,
+                                     uint32_t dtype, uint32_t ndim, const int64_t *dims,
+                                     const void *data)
+{
+    xpb_status st;
+    if (!dims || !data || ndim < 1 || ndim > XPB_MAX_DIMS)
+        return xpb_builder_fail(b, XPB_INVALID_ARGUMENT, "constant '%s': bad shape or no data",
+                                name ? name : "(null)");
+    if (dtype != XPB_DTYPE_F32 && dtype != XPB_DTYPE_I32)
+        return xpb_builder_fail(b, XPB_INVALID_ARGUMENT, "constant '%s': unknown dtype %u",
+                                name ? name : "(null)", dtype);
+    if ((st = xpb_builder_check_dims(b, "constant", name ? name : "(null)", ndim, dims)))
+        return st;
+    size_t n = 1;
+    for (uint32_t d = 0; d < ndim; d++)
+        n *= (size_t)dims[d];
+    xpb_gvalue v = {.name = (char *)name,
+                    .kind = XPB_VALUE_CONST,
+                    .dtype = dtype,
+                    .ndim = ndim,
+                    .data = malloc(n * 4)};
+    if (!v.data)
+        return xpb_builder_fail(b, XPB_OUT_OF_MEMORY, "constant '%s': out of memory", name);
+    memcpy(v.data, data, n * 4);
+    memcpy(v.dims, dims, ndim * sizeof *dims);
+    if ((st = xpb_builder_new_named(out, b, "constant", &v)))
+        free(v.data); /* not taken by the graph */
+    return st;
+}

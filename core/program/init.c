@@ -19,8 +19,11 @@ xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t
     }
     const xpb_gvalue *v = &mp->graph->values[value];
     if (v->kind == XPB_VALUE_CONST) {
-        for (int64_t i = 0; i < n; i++)
-            buf[i] = (float)v->value;
+        if (v->data) /* given values, F32 or I32: 4 bytes each either way */
+            memcpy(buf, v->data, (size_t)n * 4);
+        else
+            for (int64_t i = 0; i < n; i++)
+                buf[i] = (float)v->value;
         return XPB_OK;
     }
     xpb_rng r;

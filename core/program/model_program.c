@@ -11,6 +11,45 @@
 #include "base/names.h"
 #include "program/program_abi.h"
 
+/* 2 x M x N x K of a (batched) matmul whose operands are a and b (held as the op's transpose
+ * attribute says) and whose product has `out_elems` elements (M x N x batch). */
+static int64_t matmul_flops(const xpb_program *p, const xpb_op *op, uint32_t a, int64_t out_elems)
+{
+    const xpb_tensor_desc *ta = xpb_program_tensor(p, a);
+    int64_t k = (op->transpose & XPB_TRANSPOSE_A) ? ta->dims[ta->ndim - 2] : ta->dims[ta->ndim - 1];
+    return 2 * out_elems * k;
+}
+
+/* FLOPs of op set 3's matmuls and LSTM: the forward product's, once per gradient a backward
+ * op produces (LSTM: x[T,B,I] against 4H gates of I + H inputs each step). */
+static int64_t flops3(const xpb_program *p, const xpb_op *op)
+{
+    int64_t y;
+    switch (op->kind) {
+    case XPB_OP_MATMUL:
+    case XPB_OP_BATCHED_MATMUL:
+        return matmul_flops(p, op, op->inputs[0],
+                            xpb_tensor_numel(xpb_program_tensor(p, op->outputs[0])));
+    case XPB_OP_MATMUL_BWD:
+    case XPB_OP_BATCHED_MATMUL_BWD:
+        y = matmul_flops(p, op, op->inputs[1],
+                         xpb_tensor_numel(xpb_program_tensor(p, op->inputs[0])));
+        return y * ((op->outputs[0] != XPB_NO_TENSOR) +
+                    (op->n_outputs > 1 && op->outputs[1] != XPB_NO_TENSOR));
+    case XPB_OP_LSTM:
+    case XPB_OP_LSTM_BWD: {
+        const xpb_tensor_desc *x =
+            xpb_program_tensor(p, xpb_op_input(p, op, op->kind == XPB_OP_LSTM ? 0 : 3));
+        const xpb_tensor_desc *whh =
+            xpb_program_tensor(p, xpb_op_input(p, op, op->kind == XPB_OP_LSTM ? 2 : 5));
+        int64_t step = 2 * x->dims[0] * x->dims[1] * whh->dims[0] * (x->dims[2] + whh->dims[1]);
+        return op->kind == XPB_OP_LSTM ? step : 2 * step; /* data and weight gradients */
+    }
+    default:
+        return 0;
+    }
+}
+
 int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op)
 {
     const xpb_tensor_desc *t0, *t1;
@@ -50,8 +89,17 @@ int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op)
         return 2 * x->dims[0] * w->dims[0] * w->dims[1];
     }
     default:
-        return 0;
+        return flops3(p, op);
     }
+}
+
+/* Operand k of op: inputs first, then outputs, from whichever array holds it. */
+static uint32_t operand(const xpb_op *op, uint32_t k)
+{
+    if (k < op->n_inputs)
+        return op->inputs_all ? op->inputs_all[k] : op->inputs[k];
+    k -= op->n_inputs;
+    return op->outputs_all ? op->outputs_all[k] : op->outputs[k];
 }
 
 static void compute_lifetimes(xpb_model_program *mp)
@@ -64,7 +112,9 @@ static void compute_lifetimes(xpb_model_program *mp)
     for (uint32_t i = 0; i < mp->n_ops; i++) {
         const xpb_op *op = &mp->ops[i];
         for (uint32_t k = 0; k < op->n_inputs + op->n_outputs; k++) {
-            uint32_t t = k < op->n_inputs ? op->inputs[k] : op->outputs[k - op->n_inputs];
+            uint32_t t = operand(op, k);
+            if (t == XPB_NO_TENSOR) /* an optional operand not wanted */
+                continue;
             xpb_tensor_desc *d = &mp->tensors[t];
             if (d->first_op == UINT32_MAX)
                 d->first_op = i;
@@ -96,6 +146,14 @@ static int64_t node_flops(const xpb_graph *g, const xpb_gnode *n)
         return 2 * (n->kind == XPB_OP_CONV2D ? ny : nx) * w->dims[1] * w->dims[2] * w->dims[3];
     case XPB_OP_LINEAR:
         return 2 * x->dims[0] * w->dims[0] * w->dims[1];
+    case XPB_OP_MATMUL:
+    case XPB_OP_BATCHED_MATMUL: /* y elements x K, K from a as held */
+        return 2 * ny *
+               ((n->attrs3.transpose & XPB_TRANSPOSE_A) ? x->dims[x->ndim - 2]
+                                                        : x->dims[x->ndim - 1]);
+    case XPB_OP_LSTM: /* 4H gates of I + H inputs, every step of every sample */
+        return 2 * x->dims[0] * x->dims[1] * w->dims[0] *
+               (x->dims[2] + g->values[n->inputs[2]].dims[1]);
     default:
         return 0;
     }
@@ -124,7 +182,8 @@ static void count_model(xpb_model_program *mp, const xpb_graph *g)
     for (uint32_t nid = 1; nid < g->n_nodes; nid++) {
         uint32_t k = g->nodes[nid].kind;
         if (k == XPB_OP_CONV2D || k == XPB_OP_CONV_T2D || k == XPB_OP_LINEAR ||
-            k == XPB_OP_BATCHNORM_TRAIN)
+            k == XPB_OP_BATCHNORM_TRAIN || k == XPB_OP_LAYER_NORM || k == XPB_OP_EMBEDDING ||
+            k == XPB_OP_LSTM)
             mp->layers++;
     }
 }
@@ -142,7 +201,7 @@ static xpb_status resolve_optimizers(xpb_model_program *mp, const xpb_program_op
             o.momentum = cfg->momentum;
         if (!isnan(cfg->weight_decay))
             o.weight_decay = cfg->weight_decay;
-        if (o.kind == XPB_OPTIMIZER_ADAM && o.eps == 0)
+        if ((o.kind == XPB_OPTIMIZER_ADAM || o.kind == XPB_OPTIMIZER_ADAMW) && o.eps == 0)
             o.eps = 1e-8;
         mp->optimizers[p] = o;
     }
@@ -305,8 +364,11 @@ void xpb_model_program_free(xpb_model_program *mp)
         free((char *)mp->tensors[i].name);
         free((char *)mp->tensors[i].layer);
     }
-    for (uint32_t i = 0; i < mp->n_ops; i++)
+    for (uint32_t i = 0; i < mp->n_ops; i++) {
         free((char *)mp->ops[i].layer);
+        free((void *)mp->ops[i].inputs_all);
+        free((void *)mp->ops[i].outputs_all);
+    }
     free(mp->tensors);
     free(mp->tensor_value);
     free(mp->ops);
