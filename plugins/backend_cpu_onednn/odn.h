@@ -456,4 +456,11 @@ uint32_t odn_cpu_features(void);
  * 0, unknown, nothing is measured). */
 void odn_device_describe(xpb_device_info *out, xpb_backend *be);
 
+/* ---- memory bandwidth (bandwidth.c) ---- */
+
+/* The host memory's STREAM triad bandwidth in bytes/s on `threads` threads (the best of five
+ * runs after a warm-up), and how it was measured into `source`; 0 when the arrays cannot be
+ * allocated. Takes about half a second. */
+double odn_measure_bandwidth(char *source, size_t size, int threads);
+
 #endif
