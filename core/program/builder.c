@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program/plugin_calls.h"
+
 struct xpb_builder {
     xpb_graph *g;
     const xpb_model_api *model;
@@ -645,7 +647,9 @@ xpb_status xpb_build_graph(xpb_graph **out, const xpb_model_api *model, const ch
                      .n_params = n_params};
     if ((st = xpb_graph_new(&b.g, batch)))
         return xpb_err_set(err, st, "out of memory");
+    xpb_program_calling(model, "build");
     st = model->build(&b, &builder_api);
+    xpb_program_called(model);
     if (st != XPB_OK) {
         if (!b.err.msg[0])
             xpb_err_set(&b.err, st, "model '%s': build failed: %s", model_name, xpb_strerror(st));
