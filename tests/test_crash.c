@@ -21,20 +21,15 @@
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/xpb_test_crash_XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
     setenv("XPB_PLUGIN_PATH", CRASH_DIR, 1);
     setenv("XPB_NO_PROGRESS", "1", 1);
-    return 0;
+    return make_tmpdir("xpb_test_crash_");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return remove_tmpdir();
 }
 
 /* The lines of `text` that start with `prefix`. */
