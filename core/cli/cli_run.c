@@ -18,6 +18,7 @@
 #include "cli/cli_common.h"
 #include "machine/env.h"
 #include "parallel/parallel.h"
+#include "plugin/guard.h"
 #include "results/results.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
@@ -49,7 +50,8 @@ static void usage(FILE *f)
                "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
                "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
                "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage, 3 bad scenario,\n"
-               "4 plugin or MPI module missing, 130 interrupted.\n");
+               "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
+               "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
 
 static void summary_line(const json_t *run)
@@ -206,6 +208,7 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             else
                 snprintf(dump_dir, sizeof dump_dir, "%s/%s", dump, safe);
         }
+        xpb_guard_activity("during run '%s'", label);
         xpb_runner_opts ro = {.label = label,
                               .stop = &stop_requested,
                               .par = par,
@@ -213,6 +216,7 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
                               .dump_step = xpb_dump_step,
                               .verify_step = xpb_verify_step};
         json_t *run = xpb_run_one(r, c, &ro);
+        xpb_guard_activity(NULL);
         if (!run) {
             fprintf(stderr, "xpubench run: out of memory\n");
             o->out_of_memory = 1;
@@ -233,6 +237,9 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             json_object_set_new(doc, "interrupted", json_true());
         xpb_results_add_comparisons(doc);
         save(doc, output, o);
+        if (!o->write_failed)
+            xpb_guard_epilogue("the %zu finished run%s kept in %s", json_array_size(runs),
+                               json_array_size(runs) == 1 ? " is" : "s are", output);
     }
     if (writer && stop_requested && !json_object_get(doc, "interrupted")) {
         json_object_set_new(doc, "interrupted", json_true());
@@ -346,6 +353,8 @@ int xpb_cli_run(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     stop_requested = 0;
+    if (!par || par->comm.rank == 0)
+        xpb_guard_epilogue("no run had finished");
     run_outcome o = {0};
     run_all(&o, doc, s, r, output, a.dump, par);
     rc = !par || par->comm.rank == 0   ? report(doc, output, &o)
