@@ -10,12 +10,12 @@
 
 /* ---- attributes: only those the op sets (attrs_set) ---- */
 
-enum attr_type { ATTR_PAIR, ATTR_INT, ATTR_FLOAT, ATTR_U64 };
+enum attr_type { ATTR_PAIR, ATTR_INT, ATTR_FLOAT, ATTR_U64, ATTR_PERM };
 
 typedef struct attr {
     const char *name; /* the member's name in xpb_op_attrs / xpb_op: "stride" */
     enum attr_type type;
-    int64_t i[2];
+    int64_t i[4];
     float f;
     uint64_t u;
 } attr;
@@ -27,6 +27,14 @@ static void set_pair(attr *a, const int32_t *v)
     a->type = ATTR_PAIR;
     a->i[0] = v[0];
     a->i[1] = v[1];
+}
+
+/* PERMUTE's perm: four dims. */
+static void set_perm(attr *a, const uint8_t *v)
+{
+    a->type = ATTR_PERM;
+    for (int k = 0; k < 4; k++)
+        a->i[k] = v[k];
 }
 
 static void set_i32(attr *a, int32_t v)
@@ -57,6 +65,8 @@ static void set_u64(attr *a, uint64_t v)
     _Generic((v),                                                                                  \
         const int32_t *: set_pair,                                                                 \
         int32_t *: set_pair,                                                                       \
+        const uint8_t *: set_perm,                                                                 \
+        uint8_t *: set_perm,                                                                       \
         int32_t: set_i32,                                                                          \
         uint32_t: set_u32,                                                                         \
         float: set_float,                                                                          \
@@ -114,6 +124,10 @@ static void attr_text(char *buf, size_t size, const attr *a)
     case ATTR_U64:
         snprintf(buf, size, "%s %llu", a->name, (unsigned long long)a->u);
         break;
+    case ATTR_PERM:
+        snprintf(buf, size, "%s %lld,%lld,%lld,%lld", a->name, (long long)a->i[0],
+                 (long long)a->i[1], (long long)a->i[2], (long long)a->i[3]);
+        break;
     }
 }
 
@@ -123,6 +137,9 @@ static json_t *attr_json(const attr *a)
     switch (a->type) {
     case ATTR_PAIR:
         return json_pack("[II]", (json_int_t)a->i[0], (json_int_t)a->i[1]);
+    case ATTR_PERM:
+        return json_pack("[IIII]", (json_int_t)a->i[0], (json_int_t)a->i[1], (json_int_t)a->i[2],
+                         (json_int_t)a->i[3]);
     case ATTR_INT:
         return json_integer((json_int_t)a->i[0]);
     case ATTR_FLOAT:
