@@ -30,7 +30,7 @@ static xpb_status open_side(xpb_ct_side *s, const xpb_registry *reg, const char 
     xpb_guard_leave();
     if (st != XPB_OK) {
         xpb_guard_enter(s->api, "last_error");
-        xpb_err_set(err, st, "%s: open: %s", name, s->api->last_error(NULL));
+        xpb_err_set(err, st, "backend '%s': open: %s", name, s->api->last_error(NULL));
         xpb_guard_leave();
     }
     return st;

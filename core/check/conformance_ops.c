@@ -9,13 +9,13 @@
 
 /* Every call into a backend below is recorded for the crash line (plugin/guard.h). */
 
-/* msg = "<side>: <what>: <the backend's message>", read inside the recorded call: from
+/* msg = "backend '<side>': <what>: <the backend's message>", read inside the recorded call: from
  * exe_last_error(exe), or last_error(backend) when exe is NULL. */
 static void side_error(char *msg, size_t msg_size, const xpb_ct_side *s, const xpb_executable *exe,
                        const char *what)
 {
     xpb_guard_enter(s->api, exe ? "exe_last_error" : "last_error");
-    snprintf(msg, msg_size, "%s: %s: %s", s->name, what,
+    snprintf(msg, msg_size, "backend '%s': %s: %s", s->name, what,
              exe ? s->api->exe_last_error(exe) : s->api->last_error(s->be));
     xpb_guard_leave();
 }

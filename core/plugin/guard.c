@@ -54,6 +54,17 @@ void xpb_guard_forget(const void *api)
             named[i].api = NULL;
 }
 
+const char *xpb_guard_who(char *buf, size_t size, const void *api)
+{
+    for (size_t i = 0; i < XPB_GUARD_PLUGINS_MAX; i++)
+        if (named[i].api == api && api) {
+            snprintf(buf, size, "%s '%s'", named[i].kind, named[i].name);
+            return buf;
+        }
+    snprintf(buf, size, "plugin");
+    return buf;
+}
+
 void xpb_guard_enter(const void *api, const char *entry)
 {
     call_kind = "plugin";

@@ -27,6 +27,12 @@
 void xpb_guard_name(const void *api, const char *kind, const char *name);
 void xpb_guard_forget(const void *api);
 
+/* "<kind> '<name>'" of the plugin whose function table is `api` ("backend 'cpu_ref'"), or
+ * "plugin" when the loader did not name it, into buf (owned by the caller); returns buf. The
+ * host puts this in front of every message a plugin leaves (docs/plugin-abi.md, "Names and
+ * logs"): plugins do not name themselves. */
+const char *xpb_guard_who(char *buf, size_t size, const void *api);
+
 /* Records that the host calls entry point `entry` (a static string, "compile") of the plugin
  * whose function table is `api`, until xpb_guard_leave. */
 void xpb_guard_enter(const void *api, const char *entry);

@@ -2,6 +2,7 @@
 #include "run/session.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,13 +15,18 @@
 
 /* Every call into the backend below is recorded for the crash line (plugin/guard.h). */
 
-/* Sets err to the backend's message of its last failure, read inside the recorded call:
- * exe_last_error(exe) when exe is not NULL, else last_error(be); returns st. */
+/* Sets err to "<backend 'name'>: <entry>: <the backend's message of its last failure>", the
+ * message read inside the recorded call (exe_last_error(exe) when exe is not NULL, else
+ * last_error(be)); returns st. The host names the plugin: plugins do not name themselves. */
 static xpb_status backend_error(xpb_err *err, xpb_status st, const xpb_backend_api *api,
-                                const xpb_backend *be, const xpb_executable *exe)
+                                const xpb_backend *be, const xpb_executable *exe,
+                                const char *entry)
 {
+    char who[XPB_GUARD_NAME_MAX + 16];
+    xpb_guard_who(who, sizeof who, api);
     xpb_guard_enter(api, exe ? "exe_last_error" : "last_error");
-    xpb_err_set(err, st, "%s", exe ? api->exe_last_error(exe) : api->last_error(be));
+    xpb_err_set(err, st, "%s: %s: %s", who, entry,
+                exe ? api->exe_last_error(exe) : api->last_error(be));
     xpb_guard_leave();
     return st;
 }
@@ -51,14 +57,13 @@ static xpb_status open_device(xpb_session *s, const xpb_backend_api *api, uint32
     st = api->open(&s->backend, device);
     xpb_guard_leave();
     if (st)
-        return backend_error(err, st, api, NULL, NULL);
+        return backend_error(err, st, api, NULL, NULL, "open");
     s->info.struct_size = sizeof s->info;
     xpb_guard_enter(api, "device_info");
     st = api->device_info(s->backend, &s->info);
     xpb_guard_leave();
     if (st) {
-        backend_error(err, st, api, s->backend, NULL);
-        xpb_err_prefix(err, "device_info");
+        backend_error(err, st, api, s->backend, NULL, "device_info");
         goto close_device;
     }
     return XPB_OK;
@@ -78,7 +83,7 @@ static xpb_status compile_program(xpb_session *s, const xpb_compile_options *opt
     st = api->compile(&s->exe, s->backend, &s->mp->program, opts);
     xpb_guard_leave();
     if (st) {
-        backend_error(err, st, api, s->backend, NULL);
+        backend_error(err, st, api, s->backend, NULL, "compile");
         goto close_device;
     }
     size_t bytes = xpb_model_program_max_input_bytes(s->mp);
@@ -87,8 +92,11 @@ static xpb_status compile_program(xpb_session *s, const xpb_compile_options *opt
         goto destroy_executable;
     }
     if ((st = xpb_model_program_write_initial(s->mp, api, s->exe, err)) ||
-        (st = xpb_model_program_write_batch(s->mp, api, s->exe, 0, s->scratch, err)))
+        (st = xpb_model_program_write_batch(s->mp, api, s->exe, 0, s->scratch, err))) {
+        char who[XPB_GUARD_NAME_MAX + 16];
+        xpb_err_prefix(err, "%s", xpb_guard_who(who, sizeof who, api));
         goto free_scratch;
+    }
     return XPB_OK;
 free_scratch:
     free(s->scratch);
@@ -169,8 +177,9 @@ xpb_status xpb_session_step(xpb_session *s, double *backend_seconds, xpb_err *er
         inside += xpb_now() - t0;
         xpb_guard_leave();
         if (st) {
-            backend_error(err, st, s->api, NULL, s->exe);
-            xpb_err_prefix(err, "run of phase '%s'", s->mp->phases[p].name);
+            char entry[300];
+            snprintf(entry, sizeof entry, "run of phase '%s'", s->mp->phases[p].name);
+            backend_error(err, st, s->api, NULL, s->exe, entry);
             return st;
         }
     }
@@ -180,8 +189,7 @@ xpb_status xpb_session_step(xpb_session *s, double *backend_seconds, xpb_err *er
     inside += xpb_now() - t0;
     xpb_guard_leave();
     if (st) {
-        backend_error(err, st, s->api, NULL, s->exe);
-        xpb_err_prefix(err, "synchronize");
+        backend_error(err, st, s->api, NULL, s->exe, "synchronize");
         return st;
     }
     if (backend_seconds)
@@ -196,8 +204,9 @@ xpb_status xpb_session_read(xpb_session *s, uint32_t t, void *buf, xpb_err *err)
     xpb_status st = s->api->read(s->exe, t, buf, xpb_tensor_bytes(d));
     xpb_guard_leave();
     if (st) {
-        backend_error(err, st, s->api, NULL, s->exe);
-        xpb_err_prefix(err, "reading '%s'", d->name);
+        char entry[600];
+        snprintf(entry, sizeof entry, "reading '%s'", d->name);
+        backend_error(err, st, s->api, NULL, s->exe, entry);
         return st;
     }
     return XPB_OK;

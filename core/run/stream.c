@@ -93,9 +93,12 @@ xpb_status xpb_stream_push(xpb_stream *st, xpb_err *err)
                                   : api->write(s->exe, st->tensors[k], st->staged[k], bytes);
         xpb_guard_leave();
         if (rc) {
+            char who[XPB_GUARD_NAME_MAX + 16];
+            xpb_guard_who(who, sizeof who, api);
             xpb_guard_enter(api, "exe_last_error");
-            xpb_err_set(err, rc, "%s input '%s': %s", st->async ? "write_async of" : "writing",
-                        d->name, api->exe_last_error(s->exe));
+            xpb_err_set(err, rc, "%s: %s input '%s': %s", who,
+                        st->async ? "write_async of" : "writing", d->name,
+                        api->exe_last_error(s->exe));
             xpb_guard_leave();
             return rc;
         }

@@ -169,11 +169,11 @@ struct xpb_executable {
 
 /* ---- errors (errors.c) ---- */
 
-/* Formats "cpu_onednn: <message>" into `buf` (ODN_ERR_SIZE bytes: a backend's err, or the static
+/* Formats "<message>" into `buf` (ODN_ERR_SIZE bytes: a backend's err, or the static
  * message of last_error(NULL)) and returns `st`. */
 xpb_status odn_set_error(char *buf, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Formats "cpu_onednn: <message>" into exe->err and returns `st`. */
+/* Formats "<message>" into exe->err and returns `st`. */
 xpb_status odn_fail(xpb_executable *exe, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like odn_fail for a failed oneDNN call made for the current op: names the op, its layer and
