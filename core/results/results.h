@@ -11,11 +11,8 @@
 
 #include "base/errmsg.h"
 #include "results/interval.h"
+#include "results/results_validate.h"
 
-#define XPB_RESULTS_SCHEMA "xpubench-results"
-/* The version this build writes, and the oldest it still reads (docs/results.md, "Versions"). */
-#define XPB_RESULTS_SCHEMA_VERSION 2
-#define XPB_RESULTS_SCHEMA_MIN_VERSION 1
 /* Largest results file xpb_results_load accepts. */
 #define XPB_RESULTS_MAX_BYTES (64u * 1024u * 1024u)
 
@@ -25,13 +22,6 @@
  * validate until they are there), and owns the reference: release it with json_decref.
  * NULL when out of memory. */
 json_t *xpb_results_new(void);
-
-/* Checks `doc` against the complete schema (docs/results.md): required keys, types, ranges,
- * enumerations, unknown keys (allowed only inside "extra" objects), unique run ids,
- * comparisons naming existing runs, and the rules that tie fields to a run's status.
- * Returns XPB_OK or XPB_PARSE_ERROR with the first problem in err->msg, led by its JSON path:
- *   "runs[2].metrics.throughput.median: expected a number >= 0, found string" */
-xpb_status xpb_results_validate(const json_t *doc, xpb_err *err);
 
 /* Validates `doc`, serialises it (2-space indent, top-level keys in the schema's order,
  * every other object in insertion order, reals with 17 significant digits so that they read
