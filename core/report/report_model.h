@@ -4,7 +4,7 @@
  * keeps its value in the JSON's unit, its display unit, its 95% interval when it has one and
  * where it came from in the input ("f<document>:<JSON path>", NULL for a derived number), so
  * that every writer formats it by the same rule and a test can check every number on the page
- * against the document. Everything lives in the report's arena (report_arena.h). */
+ * against the document. Everything lives in the report's arena (base/arena.h). */
 #ifndef XPB_CORE_REPORT_MODEL_H
 #define XPB_CORE_REPORT_MODEL_H
 
@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "report/report.h"
-#include "report/report_arena.h"
+#include "base/arena.h"
 #include "render/format.h"
 
 typedef enum xpb_cell_kind {
