@@ -8,7 +8,6 @@
 #include "base/errmsg.h"
 #include "results/schema_version.h"
 
-
 /* Checks `doc` against the complete schema (docs/results.md): required keys, types, ranges,
  * enumerations, unknown keys (allowed only inside "extra" objects), unique run ids,
  * comparisons naming existing runs, and the rules that tie fields to a run's status.

@@ -262,7 +262,8 @@ void xpb_results_view_free(struct xpb_results_doc *v);
 /* The run of `v` with id `id`, borrowed from v; NULL when there is none. */
 const struct xpb_results_run *xpb_results_find_run(const struct xpb_results_doc *v, const char *id);
 
-/* The value of map `pairs` at `key` (borrowed), NULL when the map has no such key. */
+/* The value of map `pairs` at `key`, borrowed from the document the map was read from (valid
+ * as long as it); NULL when the map has no such key or its value is not a string. */
 const char *xpb_results_pair_get(const struct xpb_results_pair *pairs, size_t n, const char *key);
 
 /* Whether the run's device says its backend fuses: 1 when device.capabilities lists "fusion",
