@@ -20,6 +20,7 @@
 #include "parallel/parallel.h"
 #include "plugin/guard.h"
 #include "results/results.h"
+#include "results/view.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_check.h"
@@ -54,23 +55,21 @@ static void usage(FILE *f)
                "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
 
-static void summary_line(const json_t *run)
+/* One line on stderr when a run ends: its throughput, step time and losses, or its status
+ * and error. */
+static void summary_line(const struct xpb_results_run *run)
 {
-    const char *id = json_string_value(json_object_get(run, "id"));
-    const char *status = json_string_value(json_object_get(run, "status"));
-    json_t *m = json_object_get(run, "metrics");
-    if (status && strcmp(status, "ok") == 0 && m) {
-        double tp = json_number_value(json_object_get(json_object_get(m, "throughput"), "median"));
-        double p50 = json_number_value(json_object_get(json_object_get(m, "step_time_s"), "p50"));
-        json_t *loss = json_object_get(m, "loss");
-        json_t *l0 = json_object_get(loss, "first"), *l1 = json_object_get(loss, "last");
-        fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", id, tp, p50 * 1e3);
-        if (json_is_number(l0) && json_is_number(l1))
-            fprintf(stderr, ", loss %.4f -> %.4f", json_number_value(l0), json_number_value(l1));
+    const struct xpb_results_metrics *m = &run->metrics;
+    if (run->ok && run->has_metrics) {
+        fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", run->id,
+                isnan(m->throughput.median) ? 0.0 : m->throughput.median,
+                isnan(m->step_time_s.p50) ? 0.0 : m->step_time_s.p50 * 1e3);
+        if (!isnan(m->loss.first) && !isnan(m->loss.last))
+            fprintf(stderr, ", loss %.4f -> %.4f", m->loss.first, m->loss.last);
         fprintf(stderr, "\n");
     } else {
-        fprintf(stderr, "%s: %s: %s\n", id ? id : "?", status ? status : "?",
-                json_string_value(json_object_get(run, "error")));
+        fprintf(stderr, "%s: %s: %s\n", run->id ? run->id : "?", run->status ? run->status : "?",
+                run->error);
     }
 }
 
@@ -164,11 +163,9 @@ static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_
     json_object_set_new(scen, "overrides", overrides);
     json_object_set_new(scen, "baseline", s->baseline ? json_string(s->baseline) : json_null());
     json_object_set_new(doc, "scenario", scen);
-    json_t *env = xpb_env_collect(r);
-    json_t *libraries = json_object_get(env, "libraries");
-    if (par && json_is_object(libraries))
-        json_object_set_new(libraries, "mpi", json_string(xpb_parallel_library(par)));
-    json_object_set_new(doc, "environment", env);
+    json_object_set_new(doc, "environment", xpb_env_collect(r));
+    if (par)
+        xpb_results_add_library(doc, "mpi", xpb_parallel_library(par));
     return doc;
 }
 
@@ -196,7 +193,6 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
                     const char *output, const char *dump, xpb_parallel *par)
 {
     int writer = !par || par->comm.rank == 0;
-    json_t *runs = json_object_get(doc, "runs");
     for (size_t i = 0; i < s->n_runs && !stop_requested; i++) {
         const xpb_run_config *c = &s->runs[i];
         char label[256], dump_dir[4096], safe[256];
@@ -222,30 +218,37 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             o->out_of_memory = 1;
             return;
         }
-        const char *status = json_string_value(json_object_get(run, "status"));
-        if (status && strcmp(status, "failed") == 0)
+        xpb_arena arena = {0};
+        struct xpb_results_run view;
+        if (xpb_results_view_run(&view, &arena, run, XPB_RESULTS_SCHEMA_VERSION) != XPB_OK) {
+            fprintf(stderr, "xpubench run: out of memory\n");
+            o->out_of_memory = 1;
+            xpb_arena_free(&arena);
+            json_decref(run);
+            return;
+        }
+        if (view.status && strcmp(view.status, "failed") == 0)
             o->failed = 1;
-        if (status && strcmp(status, "interrupted") == 0)
+        if (view.status && strcmp(view.status, "interrupted") == 0)
             stop_requested = 1; /* a stop asked of another rank ends this one too */
+        if (writer)
+            summary_line(&view);
+        xpb_arena_free(&arena);
         if (!writer) {
             json_decref(run);
             continue;
         }
-        summary_line(run);
-        json_array_append_new(runs, run);
+        xpb_results_append_run(doc, run);
         if (stop_requested)
-            json_object_set_new(doc, "interrupted", json_true());
+            xpb_results_mark_interrupted(doc);
         xpb_results_add_comparisons(doc);
         save(doc, output, o);
         if (!o->write_failed)
             xpb_guard_epilogue("the %zu finished run%s kept in %s", json_array_size(runs),
                                json_array_size(runs) == 1 ? " is" : "s are", output);
     }
-    if (writer && stop_requested && !json_object_get(doc, "interrupted")) {
-        json_object_set_new(doc, "interrupted", json_true());
-        if (json_array_size(runs))
-            save(doc, output, o);
-    }
+    if (writer && stop_requested && xpb_results_mark_interrupted(doc) && xpb_results_run_count(doc))
+        save(doc, output, o);
 }
 
 /* Launched as several ranks: every rank must run the same scenario with the same plugins.
@@ -280,15 +283,15 @@ static xpb_status agree_on_scenario(xpb_parallel *par, xpb_status st, const xpb_
 /* Prints the table and profiles, says where the results are, and returns the exit code. */
 static int report(const json_t *doc, const char *output, const run_outcome *o)
 {
-    const json_t *runs = json_object_get(doc, "runs");
+    size_t n_runs = xpb_results_run_count(doc);
     printf("\n");
     xpb_results_print_table(stdout, doc);
     xpb_results_print_profiles(stdout, doc, 10, NULL); /* runs with profile: true */
-    if (json_array_size(runs) && !o->write_failed)
+    if (n_runs && !o->write_failed)
         printf("\nresults: %s\n", output);
     if (stop_requested) {
-        fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n",
-                json_array_size(runs), json_array_size(runs) == 1 ? "" : "s", output);
+        fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n", n_runs,
+                n_runs == 1 ? "" : "s", output);
         return XPB_EXIT_INTERRUPTED;
     }
     return o->out_of_memory || o->failed || o->write_failed ? XPB_EXIT_FAILURE : XPB_EXIT_OK;
