@@ -244,8 +244,8 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
         xpb_results_add_comparisons(doc);
         save(doc, output, o);
         if (!o->write_failed)
-            xpb_guard_epilogue("the %zu finished run%s kept in %s", json_array_size(runs),
-                               json_array_size(runs) == 1 ? " is" : "s are", output);
+            xpb_guard_epilogue("the %zu finished run%s kept in %s", xpb_results_run_count(doc),
+                               xpb_results_run_count(doc) == 1 ? " is" : "s are", output);
     }
     if (writer && stop_requested && xpb_results_mark_interrupted(doc) && xpb_results_run_count(doc))
         save(doc, output, o);
