@@ -66,6 +66,8 @@ static void summary_line(const struct xpb_results_run *run)
                 isnan(m->step_time_s.p50) ? 0.0 : m->step_time_s.p50 * 1e3);
         if (!isnan(m->loss.first) && !isnan(m->loss.last))
             fprintf(stderr, ", loss %.4f -> %.4f", m->loss.first, m->loss.last);
+        if (run->has_verification && run->verification.requested == 1)
+            fprintf(stderr, ", %s", run->verification.message ? run->verification.message : "");
         fprintf(stderr, "\n");
     } else {
         fprintf(stderr, "%s: %s: %s\n", run->id ? run->id : "?", run->status ? run->status : "?",
@@ -172,6 +174,7 @@ static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_
 /* How the runs went. */
 typedef struct run_outcome {
     int failed;       /* a run's status is "failed" */
+    int unsupported;  /* a run was unsupported and its scenario did not allow it */
     int write_failed; /* the results file could not be written */
     int out_of_memory;
 } run_outcome;
@@ -229,6 +232,8 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
         }
         if (view.status && strcmp(view.status, "failed") == 0)
             o->failed = 1;
+        if (view.status && strcmp(view.status, "unsupported") == 0 && !c->allow_unsupported)
+            o->unsupported = 1;
         if (view.status && strcmp(view.status, "interrupted") == 0)
             stop_requested = 1; /* a stop asked of another rank ends this one too */
         if (writer)
@@ -294,7 +299,14 @@ static int report(const json_t *doc, const char *output, const run_outcome *o)
                 n_runs == 1 ? "" : "s", output);
         return XPB_EXIT_INTERRUPTED;
     }
-    return o->out_of_memory || o->failed || o->write_failed ? XPB_EXIT_FAILURE : XPB_EXIT_OK;
+    if (o->out_of_memory || o->failed || o->write_failed)
+        return XPB_EXIT_FAILURE;
+    if (o->unsupported) {
+        fprintf(stderr, "xpubench run: a run was unsupported (see above); set allow_unsupported: "
+                        "true on runs that may be\n");
+        return XPB_EXIT_UNSUPPORTED;
+    }
+    return XPB_EXIT_OK;
 }
 
 /* Loads the scenario and the plugins (agreeing with the other ranks when there are some).
@@ -363,6 +375,7 @@ int xpb_cli_run(int argc, char **argv)
     rc = !par || par->comm.rank == 0   ? report(doc, output, &o)
          : stop_requested              ? XPB_EXIT_INTERRUPTED
          : o.out_of_memory || o.failed ? XPB_EXIT_FAILURE
+         : o.unsupported               ? XPB_EXIT_UNSUPPORTED
                                        : XPB_EXIT_OK;
     signal(SIGINT, SIG_DFL);
     json_decref(doc);
