@@ -250,6 +250,72 @@ static void read_profile(struct xpb_results_run *r, xpb_arena *arena, const json
     r->profile = p;
 }
 
+static struct xpb_results_tta_score read_tta_score(const json_t *o)
+{
+    return (struct xpb_results_tta_score){
+        num_of(o, "mean"), num_of(o, "min"),       num_of(o, "max"), num_of(o, "stdev"),
+        int_of(o, "used"), int_of(o, "converged"), int_of(o, "runs")};
+}
+
+static void read_tta_run(struct xpb_results_tta_run *r, xpb_arena *arena, const json_t *o)
+{
+    *r = (struct xpb_results_tta_run){
+        .seed = int_of(o, "seed"),
+        .steps = int_of(o, "steps"),
+        .samples = int_of(o, "samples"),
+        .converged = bool_of(o, "converged"),
+        .outside_reference = bool_of(o, "outside_reference"),
+        .seconds = num_of(o, "seconds"),
+        .epochs = num_of(o, "epochs"),
+        .joules = num_of(o, "joules"),
+        .init_seconds = num_of(o, "init_seconds"),
+        .data_wait_seconds = num_of(o, "data_wait_seconds"),
+        .final_accuracy = num_of(o, "final_accuracy"),
+        .energy_source = str_of(o, "energy_source"),
+    };
+    const json_t *a = array_of(o, "curve");
+    size_t n = a ? json_array_size(a) : 0;
+    struct xpb_results_tta_point *p = n ? xpb_arena_alloc(arena, n * sizeof *p) : NULL;
+    if (!p)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(a, i);
+        p[i] = (struct xpb_results_tta_point){num_of(e, "epochs"), num_of(e, "seconds"),
+                                              num_of(e, "accuracy")};
+    }
+    r->curve = p;
+    r->n_curve = n;
+}
+
+static void read_tta(struct xpb_results_run *out, xpb_arena *arena, const json_t *o)
+{
+    struct xpb_results_tta *t = &out->tta;
+    const json_t *norm = object_of(o, "normalisation");
+    out->has_tta = o != NULL;
+    *t = (struct xpb_results_tta){
+        .dataset = str_of(o, "dataset"),
+        .train_samples = int_of(o, "train_samples"),
+        .test_samples = int_of(o, "test_samples"),
+        .max_epochs = int_of(o, "max_epochs"),
+        .target = num_of(o, "target"),
+        .eval_every = num_of(o, "eval_every"),
+        .reference_epochs = num_of(o, "reference_epochs"),
+        .norm_mean = num_of(norm, "mean"),
+        .norm_std = num_of(norm, "std"),
+        .seconds = read_tta_score(object_of(o, "seconds")),
+        .joules = read_tta_score(object_of(o, "joules")),
+    };
+    const json_t *a = array_of(o, "runs");
+    size_t n = a ? json_array_size(a) : 0;
+    struct xpb_results_tta_run *r = n ? xpb_arena_alloc(arena, n * sizeof *r) : NULL;
+    if (!r)
+        return;
+    for (size_t i = 0; i < n; i++)
+        read_tta_run(&r[i], arena, json_array_get(a, i));
+    t->runs = r;
+    t->n_runs = n;
+}
+
 xpb_status xpb_results_view_run(struct xpb_results_run *out, xpb_arena *arena, const json_t *run,
                                 int64_t version)
 {
@@ -277,6 +343,7 @@ xpb_status xpb_results_view_run(struct xpb_results_run *out, xpb_arena *arena, c
         bool_of(ver, "requested"), bool_of(ver, "verified"), str_of(ver, "reference"),
         str_of(ver, "message"), num_of(ver, "max_rel_error")};
     read_profile(out, arena, array_of(run, "profile"));
+    read_tta(out, arena, object_of(run, "tta"));
     return xpb_arena_failed(arena) ? XPB_OUT_OF_MEMORY : XPB_OK;
 }
 

@@ -166,6 +166,37 @@ struct xpb_results_profile_entry {
     const char *fused_into; /* NULL when not fused */
 };
 
+/* tta: a time-to-accuracy run (version 3, docs/results.md "Time to accuracy"). */
+struct xpb_results_tta_point {
+    double epochs, seconds, accuracy;
+};
+
+struct xpb_results_tta_run {
+    int64_t seed, steps, samples;
+    int converged, outside_reference; /* 1, 0 or XPB_RESULTS_NO_BOOL */
+    double seconds, epochs, joules;   /* to the target: NaN when it did not converge */
+    double init_seconds, data_wait_seconds, final_accuracy;
+    const char *energy_source;
+    size_t n_curve;
+    const struct xpb_results_tta_point *curve;
+};
+
+/* tta.seconds and tta.joules: the Olympic mean and the spread of the converged runs. */
+struct xpb_results_tta_score {
+    double mean, min, max, stdev;
+    int64_t used, converged, runs;
+};
+
+struct xpb_results_tta {
+    const char *dataset;
+    int64_t train_samples, test_samples, max_epochs;
+    double target, eval_every, reference_epochs;
+    double norm_mean, norm_std;
+    size_t n_runs;
+    const struct xpb_results_tta_run *runs;
+    struct xpb_results_tta_score seconds, joules;
+};
+
 struct xpb_results_run {
     size_t index; /* in the document's runs */
     const char *id, *status, *error;
@@ -183,6 +214,8 @@ struct xpb_results_run {
     int has_profile;
     size_t n_profile;
     const struct xpb_results_profile_entry *profile;
+    int has_tta; /* v3, mode "tta" */
+    struct xpb_results_tta tta;
 };
 
 struct xpb_results_comparison {
@@ -244,7 +277,7 @@ struct xpb_results_doc {
     xpb_arena arena; /* the arrays above */
 };
 
-/* Reads `doc` (a results document of schema version 1 or 2, normally loaded and validated by
+/* Reads `doc` (a results document of schema version 1 to 3, normally loaded and validated by
  * xpb_results_load; any JSON value reads, with what it lacks absent) into *out, which the
  * caller releases with xpb_results_view_free even on failure. Strings in *out are borrowed
  * from doc. XPB_OUT_OF_MEMORY or XPB_OK. */

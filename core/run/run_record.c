@@ -46,7 +46,9 @@ json_t *xpb_run_config_json(const xpb_run_config *cfg)
 json_t *xpb_optimizer_json(const xpb_optimizer_desc *o)
 {
     json_t *j = json_object();
-    json_object_set_new(j, "kind", json_string(o->kind == XPB_OPTIMIZER_ADAM ? "adam" : "sgd"));
+    json_object_set_new(j, "kind", json_string(o->kind == XPB_OPTIMIZER_ADAM    ? "adam"
+                                                : o->kind == XPB_OPTIMIZER_ADAMW ? "adamw"
+                                                                                 : "sgd"));
     json_object_set_new(j, "lr", json_real(o->lr));
     json_object_set_new(j, "momentum", json_real(o->momentum));
     json_object_set_new(j, "weight_decay", json_real(o->weight_decay));
