@@ -94,6 +94,9 @@ static void defaults(struct serve_opts *o, double *n)
     o->page_cache = 2;
     o->server.head_timeout = 10;
     o->server.request_timeout = 60;
+    o->server.renders = LB_RENDERS;
+    o->server.render_queue = LB_RENDER_QUEUE;
+    o->server.render_nice = LB_RENDER_NICE;
     n[0] = 8443; /* port */
     n[1] = 4;    /* threads */
     n[2] = 256;  /* connections */
@@ -216,7 +219,8 @@ static int open_app(struct lb_app *app, const struct serve_opts *o)
     xpb_err err;
     memset(app, 0, sizeof *app);
     if (lb_cmd_target(target, sizeof target, o->data, o->database, &err) != XPB_OK ||
-        lb_pool_open(&app->pool, target, (int)o->server.threads, &err) != XPB_OK) {
+        lb_pool_open(&app->pool, target, (int)(o->server.threads + o->server.renders), &err) !=
+            XPB_OK) {
         fprintf(stderr, "xpubench-leaderboard: %s\n", err.msg);
         return 0;
     }
@@ -224,8 +228,7 @@ static int open_app(struct lb_app *app, const struct serve_opts *o)
     app->uploads = lb_budget_new((size_t)o->upload_memory);
     if (o->page_cache > 0)
         app->pages = lb_page_cache_new(LB_PAGE_CACHE_BYTES, o->page_cache);
-    app->renders = lb_budget_new(LB_RENDERS);
-    if (!app->limiter || !app->uploads || !app->renders || (o->page_cache > 0 && !app->pages)) {
+    if (!app->limiter || !app->uploads || (o->page_cache > 0 && !app->pages)) {
         fprintf(stderr, "xpubench-leaderboard: out of memory\n");
         return 0;
     }
@@ -246,7 +249,6 @@ static int open_app(struct lb_app *app, const struct serve_opts *o)
 static void close_app(struct lb_app *app)
 {
     lb_page_cache_free(app->pages);
-    lb_budget_free(app->renders);
     lb_budget_free(app->uploads);
     lb_ratelimit_free(app->limiter);
     lb_pool_close(app->pool);

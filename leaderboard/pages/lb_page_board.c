@@ -241,17 +241,17 @@ void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_r
         lb_buf_free(&key);
         return;
     }
-    /* at most LB_RENDERS pages are built at once: the other workers stay free for everything
-     * else, whatever pages a crowd asks for */
-    if (app->renders && !lb_budget_wait(app->renders, 1, LB_RENDER_WAIT)) {
+    if (req->may_defer && lb_filter_reads_runs(&v.filter)) {
+        /* a page that reads runs is built off the connection threads, by one of the server's
+         * LB_RENDERS render threads, so that it never stalls the other connections of its
+         * thread; this answer stands when LB_RENDER_QUEUE pages wait for them already */
         lb_buf_free(&key);
         res->retry_after = 2;
         lb_page_error(res, 503, "The rankings are busy: try again in a moment.");
+        res->defer = 1;
         return;
     }
     render(app, &v, res);
-    if (app->renders)
-        lb_budget_give(app->renders, 1);
     if (key.data && res->status == 200)
         lb_page_cache_put(app->pages, key.data, generation, xpb_now(), res);
     lb_buf_free(&key);

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
 #include "server/lb_router.h"
+#include "service/lb_workq.h"
 
 /* Sent with every answer. The pages load their script and stylesheet from this server only
  * and embed no inline script or style; SVG charts are inline markup. */
@@ -39,8 +41,24 @@ struct lb_server {
     struct lb_app *app;
     struct lb_server_opts opts;
     struct lb_conntrack *tracker;
+    struct lb_workq *renders; /* costly requests, off the connection threads (or NULL) */
     unsigned port;
     int https;
+};
+
+/* A request handed to a render thread (lb_response.defer). Its connection is suspended until
+ * the answer is built; the request's pointers stay valid meanwhile (the library keeps the
+ * request until it is answered). The lock orders the render thread's resume after the
+ * connection thread's suspend, whichever comes first. */
+struct deferred {
+    struct lb_server *srv;
+    struct MHD_Connection *conn;
+    struct lb_request req;
+    char client[INET6_ADDRSTRLEN + 1];
+    struct lb_response res; /* the handler's "busy" answer, then the one built */
+    pthread_mutex_t lock;
+    int done;      /* res is the answer to send */
+    int suspended; /* the connection is suspended: the render thread resumes it */
 };
 
 /* Per-request state kept across the access handler's calls. */
@@ -54,6 +72,7 @@ struct exchange {
     int admitted;
     struct lb_admission admission;
     struct lb_response *refusal; /* to send once the body has been dropped, or NULL */
+    struct deferred *deferred;   /* handed to a render thread, or NULL */
     double started;
 };
 
@@ -266,6 +285,89 @@ static enum MHD_Result on_body(struct lb_server *srv, struct exchange *ex, const
     return MHD_YES;
 }
 
+/* Frees a deferred request once its render thread is done with it. */
+static void free_deferred(struct deferred *d)
+{
+    pthread_mutex_lock(&d->lock); /* the render thread has left its last use of d */
+    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_destroy(&d->lock);
+    lb_buf_free(&d->res.body);
+    free(d);
+}
+
+/* On a render thread: builds the answer (or keeps the "busy" one when the service is stopping)
+ * and resumes the connection, if its thread suspended it already. */
+static void run_deferred(void *arg, int cancelled)
+{
+    struct deferred *d = arg;
+    if (!cancelled) {
+        struct lb_response busy = d->res;
+        memset(&d->res, 0, sizeof d->res);
+        d->res.status = 500;
+        d->res.body.limit = lb_answer_limit(d->srv->app);
+        lb_route(d->srv->app, &d->req, &d->res);
+        lb_buf_free(&busy.body);
+    }
+    pthread_mutex_lock(&d->lock);
+    d->done = 1;
+    if (d->suspended)
+        MHD_resume_connection(d->conn);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* The connection thread again, after a render thread built the answer: sends it. */
+static enum MHD_Result finish_deferred(struct lb_server *srv, struct MHD_Connection *conn,
+                                       const char *url, const char *method, struct exchange *ex)
+{
+    struct deferred *d = ex->deferred;
+    ex->deferred = NULL;
+    pthread_mutex_lock(&d->lock); /* done: its render thread is leaving */
+    pthread_mutex_unlock(&d->lock);
+    log_exchange(srv, conn, method, url, d->res.status, ex->started);
+    enum MHD_Result ok = send_response(srv, conn, &d->res);
+    free_deferred(d);
+    return ok;
+}
+
+/* The handler asked to run off this thread (res->defer): hands the request to a render thread
+ * and suspends the connection, or, when none can take it now, sends the handler's answer (503
+ * busy) at once. Takes res's body either way. */
+static enum MHD_Result defer(struct lb_server *srv, struct MHD_Connection *conn, const char *url,
+                             const char *method, struct exchange *ex, const struct lb_request *req,
+                             struct lb_response *res)
+{
+    struct deferred *d = calloc(1, sizeof *d);
+    if (!d)
+        goto send_now;
+    d->srv = srv;
+    d->conn = conn;
+    d->req = *req;
+    snprintf(d->client, sizeof d->client, "%s", req->client);
+    d->req.client = d->client;
+    d->req.may_defer = 0; /* the render thread builds it */
+    pthread_mutex_init(&d->lock, NULL);
+    if (!lb_workq_submit(srv->renders, run_deferred, d)) {
+        pthread_mutex_destroy(&d->lock);
+        free(d);
+        goto send_now;
+    }
+    d->res = *res; /* the body moves to d: no one else reads res->body */
+    memset(&res->body, 0, sizeof res->body);
+    ex->deferred = d;
+    pthread_mutex_lock(&d->lock);
+    int done = d->done;
+    if (!done) {
+        MHD_suspend_connection(conn);
+        d->suspended = 1;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return done ? finish_deferred(srv, conn, url, method, ex) : MHD_YES;
+
+send_now:
+    log_exchange(srv, conn, method, url, res->status, ex->started);
+    return send_response(srv, conn, res);
+}
+
 /* The whole request is in: route it and answer. */
 static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection *conn,
                                    const char *url, const char *method, struct exchange *ex)
@@ -291,7 +393,10 @@ static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection 
     memset(&res, 0, sizeof res);
     res.status = 500;
     res.body.limit = lb_answer_limit(srv->app);
+    req.may_defer = srv->renders != NULL;
     lb_route(srv->app, &req, &res);
+    if (res.defer && srv->renders)
+        return defer(srv, conn, url, method, ex, &req, &res);
     log_exchange(srv, conn, method, url, res.status, ex->started);
     return send_response(srv, conn, &res);
 }
@@ -310,6 +415,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = ex;
         return on_head(srv, conn, url, method, ex);
     }
+    if (ex->deferred) /* resumed: a render thread built the answer */
+        return finish_deferred(srv, conn, url, method, ex);
     if (ex->answered) {
         *upload_data_size = 0; /* the rest of a refused body is dropped */
         return MHD_YES;
@@ -333,6 +440,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             lb_buf_free(&ex->refusal->body);
             free(ex->refusal);
         }
+        if (ex->deferred) /* the service stopped before the answer was sent */
+            free_deferred(ex->deferred);
         free(ex);
         *con_cls = NULL;
     }
@@ -420,7 +529,8 @@ xpb_status lb_server_start(struct lb_server **out, struct lb_app *app,
                            opts->bind);
     struct sockaddr_in sin;
     struct sockaddr_in6 sin6;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
+                     MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr *sa = listen_address(&sin, &sin6, opts->bind, opts->port, &flags);
     if (!sa)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "--bind %s is not an IPv4 or IPv6 address",
@@ -438,19 +548,27 @@ xpb_status lb_server_start(struct lb_server **out, struct lb_app *app,
     xpb_status st = lb_conntrack_start(&srv->tracker, &track, err);
     if (st != XPB_OK)
         goto fail_srv;
+    if (opts->renders > 0 && (st = lb_workq_start(&srv->renders, opts->renders, opts->render_queue,
+                                                  opts->render_nice, err)) != XPB_OK)
+        goto fail_tracker;
     srv->daemon = start_daemon(srv, flags, sa);
     if (!srv->daemon) {
         st = xpb_err_set(err, XPB_IO_ERROR,
                          "cannot start the server on %s port %u (address in use, or a bad "
                          "certificate or key)",
                          opts->bind, opts->port);
-        goto fail_tracker;
+        goto fail_renders;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opts->port;
     *out = srv;
     return XPB_OK;
 
+fail_renders:
+    if (srv->renders) {
+        lb_workq_stop(srv->renders);
+        lb_workq_free(srv->renders);
+    }
 fail_tracker:
     lb_conntrack_stop(srv->tracker);
 fail_srv:
@@ -467,7 +585,12 @@ void lb_server_stop(struct lb_server *server)
 {
     if (!server)
         return;
+    /* every suspended connection is resumed first (the library requires it): the pages still
+     * waiting for a render thread get their "busy" answer, those being built are finished */
+    if (server->renders)
+        lb_workq_stop(server->renders);
     MHD_stop_daemon(server->daemon); /* closes every connection: the tracker is then empty */
+    lb_workq_free(server->renders);
     struct lb_conntrack_stats st;
     lb_conntrack_stats(server->tracker, &st);
     if (!server->opts.quiet)

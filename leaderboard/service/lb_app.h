@@ -23,8 +23,9 @@
 #define LB_MAX_NODES 250000                  /* values and keys of a submitted document */
 #define LB_ANSWER_MIN (16u << 20)            /* an answer may hold at least this much */
 #define LB_PAGE_CACHE_BYTES (32u << 20)      /* rankings pages kept (lb_page_cache.h) */
-#define LB_RENDERS 2                         /* rankings pages rendered at once, per process */
-#define LB_RENDER_WAIT 5.0                   /* seconds a page waits for a render slot, then 503 */
+#define LB_RENDERS 2      /* rankings pages that read runs rendered at once, per process */
+#define LB_RENDER_QUEUE 8 /* more such pages waiting for a render thread; beyond: 503 at once */
+#define LB_RENDER_NICE 10 /* the render threads' nice value: connection threads come first */
 
 /* The server's own bounds, as configured, for the page that states them (0: not set). */
 struct lb_shown_bounds {
@@ -45,7 +46,6 @@ struct lb_app {
     struct lb_submit_limits submit; /* runs per submission, submissions per token per day */
     struct lb_shown_bounds bounds;
     struct lb_page_cache *pages; /* rankings pages, or NULL: none kept */
-    struct lb_budget *renders;   /* rankings rendered at once (LB_RENDERS), or NULL: no limit */
     atomic_ulong generation;     /* bumped by every submission this process stores */
 };
 

@@ -37,6 +37,9 @@ struct lb_request {
                                              its headers (lb_api_admit); NULL otherwise */
     const char *client;                   /* client address as text */
     int https;                            /* received over TLS */
+    /* the server can run this request's handler again off its connection threads when the
+     * handler asks (lb_response.defer); 0 when it already runs there, or in the tests */
+    int may_defer;
 };
 
 struct lb_response {
@@ -48,6 +51,10 @@ struct lb_response {
     char location[256];   /* Location header when not empty */
     const char *allow;    /* Allow header (405 answers), static, or NULL */
     int bearer_challenge; /* add WWW-Authenticate: Bearer (401 answers) */
+    /* the handler (asked with lb_request.may_defer) wants to be run again off the connection
+     * threads, the work being costly; the answer it gave stands when the server cannot (too
+     * many wait already): a 503 "busy" with Retry-After */
+    int defer;
 };
 
 /* The first value of query parameter `key`, or NULL. The pointer belongs to the request. */

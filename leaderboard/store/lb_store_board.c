@@ -76,13 +76,17 @@ int lb_filter_any(const struct lb_filter *f)
                  f->batch > 0 || f->world_size > 0);
 }
 
+int lb_filter_reads_runs(const struct lb_filter *f)
+{
+    return f && (f->backend || f->submitter || f->batch > 0);
+}
+
 static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f);
-static int kept_tables_answer(const struct lb_filter *f);
 
 static xpb_status count_groups(long long *total, struct lb_db *db, const struct lb_filter *f,
                                xpb_err *err)
 {
-    int kept = kept_tables_answer(f);
+    int kept = !lb_filter_reads_runs(f);
     struct lb_stmt *s = lb_db_stmt(db, kept ? SQL_KEPT_GROUP_COUNT : SQL_GROUP_COUNT, err);
     if (!s)
         return XPB_IO_ERROR;
@@ -91,12 +95,6 @@ static xpb_status count_groups(long long *total, struct lb_db *db, const struct 
     else
         lb_bind_filter(s, f);
     return lb_store_int(total, db, s, "counting tables", err);
-}
-
-/* 1 when the kept tables answer filter f: it names no backend, batch or submitter. */
-static int kept_tables_answer(const struct lb_filter *f)
-{
-    return !f || (!f->backend && !f->submitter && f->batch <= 0);
 }
 
 static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f)
@@ -113,7 +111,7 @@ static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f)
 static struct lb_stmt *groups_stmt(int *first_param, struct lb_db *db, const struct lb_filter *f,
                                    xpb_err *err)
 {
-    int kept = kept_tables_answer(f);
+    int kept = !lb_filter_reads_runs(f);
     struct lb_stmt *s = lb_db_stmt(db, kept ? SQL_KEPT_GROUPS : SQL_GROUPS, err);
     if (s && kept)
         bind_group_filter(s, f);

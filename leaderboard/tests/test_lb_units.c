@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <float.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include "server/lb_router.h"
 #include "service/lb_budget.h"
 #include "service/lb_ratelimit.h"
+#include "service/lb_workq.h"
 #include "store/lb_migrate.h"
 #include "store/lb_doc.h"
 #include "store/lb_rank.h"
@@ -164,6 +166,9 @@ struct answer {
     struct lb_response res;
 };
 
+/* request() asks as the server does when it has render threads (lb_request.may_defer). */
+static int deferring;
+
 static void request(struct answer *a, struct fixture *f, const char *method, const char *target,
                     const char *auth, const char *body)
 {
@@ -180,6 +185,7 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     req.body_len = body ? strlen(body) : 0;
     req.content_length = body ? (long long)req.body_len : -1;
     req.client = "127.0.0.1";
+    req.may_defer = deferring;
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
@@ -342,15 +348,105 @@ static void test_budget(void **state)
     assert_true(lb_budget_take(b, 60));
     lb_budget_give(b, 100);
     assert_int_equal(lb_budget_used(b), 0);
-    /* waiting: nothing given back within the time is a refusal, something given is a grant */
-    assert_true(lb_budget_take(b, 100));
-    double t0 = xpb_now();
-    assert_false(lb_budget_wait(b, 1, 0.1));
-    assert_true(xpb_now() - t0 >= 0.09);
-    lb_budget_give(b, 1);
-    assert_true(lb_budget_wait(b, 1, 0.1));
+    /* leaving a part to others: granted only while that part stays unreserved */
+    assert_true(lb_budget_take_leaving(b, 60, 30));
+    assert_false(lb_budget_take_leaving(b, 20, 30));
+    assert_true(lb_budget_take_leaving(b, 10, 30));
+    assert_false(lb_budget_take_leaving(b, 31, 0));
+    assert_true(lb_budget_take(b, 30));
+    assert_int_equal(lb_budget_used(b), 100);
     lb_budget_give(b, 100);
     lb_budget_free(b);
+}
+
+/* A job of test_workq: records whether it ran or was called off, and may wait for a go. */
+struct job_probe {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int started, ran, cancelled, go;
+};
+
+static void probe_job(void *arg, int cancelled)
+{
+    struct job_probe *j = arg;
+    pthread_mutex_lock(&j->lock);
+    j->started = 1;
+    pthread_cond_broadcast(&j->changed);
+    while (!cancelled && !j->go)
+        pthread_cond_wait(&j->changed, &j->lock);
+    j->ran = !cancelled;
+    j->cancelled = cancelled;
+    pthread_cond_broadcast(&j->changed);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void job_init(struct job_probe *j, int go)
+{
+    memset(j, 0, sizeof *j);
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->changed, NULL);
+    j->go = go;
+}
+
+/* Waits until *field of j is set. */
+static void job_wait(struct job_probe *j, const int *field)
+{
+    pthread_mutex_lock(&j->lock);
+    while (!*field)
+        pthread_cond_wait(&j->changed, &j->lock);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void job_go(struct job_probe *j)
+{
+    pthread_mutex_lock(&j->lock);
+    j->go = 1;
+    pthread_cond_broadcast(&j->changed);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void *stop_queue(void *arg)
+{
+    lb_workq_stop(arg);
+    return NULL;
+}
+
+static void test_workq(void **state)
+{
+    (void)state;
+    struct lb_workq *q;
+    xpb_err err;
+    assert_int_equal(lb_workq_start(&q, 1, 2, 10, &err), XPB_OK);
+    struct job_probe j[6];
+    for (int i = 0; i < 6; i++)
+        job_init(&j[i], i != 0 && i != 4);
+    /* one running, two waiting: a fourth is refused at once, nothing waits */
+    assert_true(lb_workq_submit(q, probe_job, &j[0]));
+    job_wait(&j[0], &j[0].started);
+    assert_true(lb_workq_submit(q, probe_job, &j[1]));
+    assert_true(lb_workq_submit(q, probe_job, &j[2]));
+    assert_false(lb_workq_submit(q, probe_job, &j[3]));
+    assert_int_equal(lb_workq_refused(q), 1);
+    job_go(&j[0]);
+    job_wait(&j[2], &j[2].ran);
+    assert_true(j[0].ran && j[1].ran && !j[3].started);
+    /* stopping calls off what waits, lets the running job finish, then refuses */
+    assert_true(lb_workq_submit(q, probe_job, &j[4]));
+    job_wait(&j[4], &j[4].started);
+    assert_true(lb_workq_submit(q, probe_job, &j[5]));
+    pthread_t stopper;
+    assert_int_equal(pthread_create(&stopper, NULL, stop_queue, q), 0);
+    job_wait(&j[5], &j[5].cancelled);
+    assert_false(j[5].ran);
+    job_go(&j[4]);
+    pthread_join(stopper, NULL);
+    assert_true(j[4].ran);
+    assert_false(lb_workq_submit(q, probe_job, &j[3]));
+    lb_workq_free(q);
+    for (int i = 0; i < 6; i++) {
+        pthread_cond_destroy(&j[i].changed);
+        pthread_mutex_destroy(&j[i].lock);
+    }
 }
 
 /* 1 when the peer of fd shut the connection (read sees the end). */
@@ -1399,6 +1495,19 @@ static void test_pages(void **state)
     assert_int_equal(a.status, 200);
     assert_null(strstr(strstr(a.body, "<tbody>"), "cpu_onednn</span>"));
     free(a.body);
+    /* a page that reads runs asks to be built off the connection threads, leaving the answer
+     * for when no render thread can take it: busy; a page read from what is kept is built */
+    deferring = 1;
+    request(&a, f, "GET", "/?backend=cuda", NULL, NULL);
+    assert_int_equal(a.status, 503);
+    assert_true(a.res.defer);
+    assert_int_equal(a.res.retry_after, 2);
+    free(a.body);
+    request(&a, f, "GET", "/?model=conv6&sort=step", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_false(a.res.defer);
+    free(a.body);
+    deferring = 0;
     request(&a, f, "GET", "/?model=%22%3E%3Cscript%3E", NULL, NULL);
     assert_int_equal(a.status, 400);
     assert_null(strstr(a.body, "<script>"));
@@ -1735,6 +1844,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_log_and_cut),
         cmocka_unit_test(test_json_shape),
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_workq),
         cmocka_unit_test(test_conntrack),
         cmocka_unit_test(test_rank),
         cmocka_unit_test(test_page_cache),
