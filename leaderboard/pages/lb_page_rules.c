@@ -86,6 +86,12 @@ static void accepted(struct lb_buf *b, const struct lb_app *app)
         bytes(b, app->bounds.upload_memory);
         lb_buf_puts(b, " together (more waits: 503 with Retry-After).");
     }
+    if (app->bounds.answer_memory) {
+        lb_buf_puts(b, " Answers being sent hold at most ");
+        bytes(b, app->bounds.answer_memory);
+        lb_buf_puts(b, " together, large ones three quarters of it (more waits: 503 with "
+                       "Retry-After): clients that do not read cannot grow the service.");
+    }
     lb_buf_puts(b, "</li>");
     if (app->bounds.max_connections)
         lb_buf_printf(b,

@@ -15,16 +15,11 @@
 
 #include "api/lb_api.h"
 #include "base/clock.h"
+#include "server/lb_answer.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
 #include "server/lb_router.h"
 #include "service/lb_workq.h"
-
-/* Sent with every answer. The pages load their script and stylesheet from this server only
- * and embed no inline script or style; SVG charts are inline markup. */
-#define CSP                                                                                        \
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /* A refused request's body is read and dropped (never kept) up to this many times the body
  * limit, so that a client that does not wait for 100-continue still receives the refusal and
@@ -41,7 +36,9 @@ struct lb_server {
     struct lb_app *app;
     struct lb_server_opts opts;
     struct lb_conntrack *tracker;
-    struct lb_workq *renders; /* costly requests, off the connection threads (or NULL) */
+    struct lb_trimmer *trimmer; /* gives back what large answers and uploads leave */
+    struct lb_answers *answers; /* answers being sent, and the memory they hold */
+    struct lb_workq *renders;   /* costly requests, off the connection threads (or NULL) */
     unsigned port;
     int https;
 };
@@ -123,66 +120,6 @@ static struct lb_conn *conn_record(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
-static void add_headers(struct lb_server *srv, struct MHD_Response *r,
-                        const struct lb_response *res)
-{
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            res->content_type ? res->content_type : "text/plain; charset=utf-8");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "Content-Security-Policy", CSP);
-    MHD_add_response_header(r, "Cross-Origin-Resource-Policy", "same-origin");
-    if (srv->https)
-        MHD_add_response_header(r, "Strict-Transport-Security", "max-age=31536000");
-    char value[64];
-    if (res->cache_seconds > 0) {
-        snprintf(value, sizeof value, "public, max-age=%d", res->cache_seconds);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, value);
-    } else {
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    }
-    if (res->retry_after > 0) {
-        snprintf(value, sizeof value, "%ld", res->retry_after);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, value);
-    }
-    if (res->location[0])
-        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, res->location);
-    if (res->allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, res->allow);
-    if (res->bearer_challenge)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"xpubench leaderboard\"");
-}
-
-/* Sends `res` with the standard headers. Takes its body. */
-static enum MHD_Result send_response(struct lb_server *srv, struct MHD_Connection *conn,
-                                     struct lb_response *res)
-{
-    size_t len = 0;
-    int too_large = res->body.too_large;
-    char *body = lb_buf_take(&res->body, &len);
-    if (!body) {
-        res->status = 500;
-        res->content_type = "text/plain; charset=utf-8";
-        body = strdup(too_large ? "internal error: the answer would exceed the service's limit\n"
-                                : "internal error: out of memory\n");
-        if (!body)
-            return MHD_NO;
-        len = strlen(body);
-    }
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
-    add_headers(srv, r, res);
-    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)res->status, r);
-    MHD_destroy_response(r);
-    lb_conntrack_enter(srv->tracker, conn_record(conn), LB_CONN_SENDING);
-    return ok;
-}
-
 static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, const char *method,
                          const char *url, int status, double started)
 {
@@ -199,6 +136,18 @@ static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, con
     lb_log_text(path, sizeof path, url);
     fprintf(stderr, "%s %s %s %s %d %.1fms\n", when, client, what, path, status,
             (xpb_now() - started) * 1e3);
+}
+
+/* Queues res (taking its body; lb_answer.h bounds what answers hold), logs the status sent,
+ * and starts the deadline of its sending. */
+static enum MHD_Result answer(struct lb_server *srv, struct MHD_Connection *conn,
+                              const char *method, const char *url, double started,
+                              struct lb_response *res)
+{
+    enum MHD_Result ok = lb_answer_queue(srv->answers, conn, url, res);
+    log_exchange(srv, conn, method, url, res->status, started);
+    lb_conntrack_enter(srv->tracker, conn_record(conn), LB_CONN_SENDING);
+    return ok;
 }
 
 /* The request as the handlers see it: method, path, headers (pointers into the connection),
@@ -253,8 +202,7 @@ static enum MHD_Result on_head(struct lb_server *srv, struct MHD_Connection *con
         /* answer before the body: cleanly when the client waits for 100-continue; else the
          * client may see its send cut off */
         ex->answered = 1;
-        log_exchange(srv, conn, method, url, res->status, ex->started);
-        enum MHD_Result ok = send_response(srv, conn, res);
+        enum MHD_Result ok = answer(srv, conn, method, url, ex->started, res);
         free(res);
         return ok;
     }
@@ -323,8 +271,7 @@ static enum MHD_Result finish_deferred(struct lb_server *srv, struct MHD_Connect
     ex->deferred = NULL;
     pthread_mutex_lock(&d->lock); /* done: its render thread is leaving */
     pthread_mutex_unlock(&d->lock);
-    log_exchange(srv, conn, method, url, d->res.status, ex->started);
-    enum MHD_Result ok = send_response(srv, conn, &d->res);
+    enum MHD_Result ok = answer(srv, conn, method, url, ex->started, &d->res);
     free_deferred(d);
     return ok;
 }
@@ -364,8 +311,7 @@ static enum MHD_Result defer(struct lb_server *srv, struct MHD_Connection *conn,
     return done ? finish_deferred(srv, conn, url, method, ex) : MHD_YES;
 
 send_now:
-    log_exchange(srv, conn, method, url, res->status, ex->started);
-    return send_response(srv, conn, res);
+    return answer(srv, conn, method, url, ex->started, res);
 }
 
 /* The whole request is in: route it and answer. */
@@ -373,8 +319,7 @@ static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection 
                                    const char *url, const char *method, struct exchange *ex)
 {
     if (ex->refusal) {
-        log_exchange(srv, conn, method, url, ex->refusal->status, ex->started);
-        enum MHD_Result ok = send_response(srv, conn, ex->refusal);
+        enum MHD_Result ok = answer(srv, conn, method, url, ex->started, ex->refusal);
         free(ex->refusal);
         ex->refusal = NULL;
         return ok;
@@ -394,11 +339,11 @@ static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection 
     res.status = 500;
     res.body.limit = lb_answer_limit(srv->app);
     req.may_defer = srv->renders != NULL;
+    req.large_room = lb_answers_large_room(srv->answers, &req.answers_bounded);
     lb_route(srv->app, &req, &res);
     if (res.defer && srv->renders)
         return defer(srv, conn, url, method, ex, &req, &res);
-    log_exchange(srv, conn, method, url, res.status, ex->started);
-    return send_response(srv, conn, &res);
+    return answer(srv, conn, method, url, ex->started, &res);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -435,6 +380,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (ex) {
         if (ex->admitted)
             lb_api_release(srv->app, &ex->admission);
+        lb_trimmer_note(srv->trimmer, ex->body.cap); /* a large upload was parsed */
         lb_buf_free(&ex->body);
         if (ex->refusal) {
             lb_buf_free(&ex->refusal->body);
@@ -548,9 +494,15 @@ xpb_status lb_server_start(struct lb_server **out, struct lb_app *app,
     xpb_status st = lb_conntrack_start(&srv->tracker, &track, err);
     if (st != XPB_OK)
         goto fail_srv;
+    if ((st = lb_trimmer_start(&srv->trimmer, 1.0, err)) != XPB_OK)
+        goto fail_tracker;
+    struct lb_answers_opts answers = {opts->answer_memory, opts->answer_memory / 4, LB_SMALL_ANSWER,
+                                      https};
+    if ((st = lb_answers_new(&srv->answers, &answers, srv->trimmer, err)) != XPB_OK)
+        goto fail_trimmer;
     if (opts->renders > 0 && (st = lb_workq_start(&srv->renders, opts->renders, opts->render_queue,
                                                   opts->render_nice, err)) != XPB_OK)
-        goto fail_tracker;
+        goto fail_answers;
     srv->daemon = start_daemon(srv, flags, sa);
     if (!srv->daemon) {
         st = xpb_err_set(err, XPB_IO_ERROR,
@@ -569,6 +521,10 @@ fail_renders:
         lb_workq_stop(srv->renders);
         lb_workq_free(srv->renders);
     }
+fail_answers:
+    lb_answers_free(srv->answers);
+fail_trimmer:
+    lb_trimmer_stop(srv->trimmer);
 fail_tracker:
     lb_conntrack_stop(srv->tracker);
 fail_srv:
@@ -589,15 +545,19 @@ void lb_server_stop(struct lb_server *server)
      * waiting for a render thread get their "busy" answer, those being built are finished */
     if (server->renders)
         lb_workq_stop(server->renders);
-    MHD_stop_daemon(server->daemon); /* closes every connection: the tracker is then empty */
-    lb_workq_free(server->renders);
+    MHD_stop_daemon(server->daemon); /* closes every connection: the tracker is then empty, and
+                                        every answer released */
     struct lb_conntrack_stats st;
     lb_conntrack_stats(server->tracker, &st);
     if (!server->opts.quiet)
         fprintf(stderr,
                 "xpubench-leaderboard: connections: %llu shed to make room, %llu closed at "
-                "their deadline\n",
-                st.shed, st.expired);
+                "their deadline; %llu rankings pages and %llu answers refused as busy\n",
+                st.shed, st.expired, server->renders ? lb_workq_refused(server->renders) : 0ULL,
+                lb_answers_refused(server->answers));
+    lb_workq_free(server->renders);
+    lb_answers_free(server->answers);
+    lb_trimmer_stop(server->trimmer);
     lb_conntrack_stop(server->tracker);
     free(server);
 }

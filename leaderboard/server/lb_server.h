@@ -33,6 +33,9 @@ struct lb_server_opts {
      * waiting and niced by render_nice; 0 renders: handlers run where they are asked */
     unsigned renders, render_queue;
     int render_nice;
+    /* bytes the answers being sent may hold together (0: no bound); answers over
+     * LB_SMALL_ANSWER must leave a quarter of it to the others (lb_answer.h) */
+    size_t answer_memory;
 };
 
 struct lb_server;

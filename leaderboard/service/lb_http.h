@@ -40,6 +40,11 @@ struct lb_request {
     /* the server can run this request's handler again off its connection threads when the
      * handler asks (lb_response.defer); 0 when it already runs there, or in the tests */
     int may_defer;
+    /* when answers_bounded, the room left now for an answer larger than LB_SMALL_ANSWER in the
+     * server's budget of answers being sent: a handler that can tell its answer's size before
+     * building it refuses it at once when it would not fit (lb_answer_fits, lb_app.h) */
+    int answers_bounded;
+    size_t large_room;
 };
 
 struct lb_response {
@@ -66,6 +71,10 @@ long long lb_query_count(const struct lb_request *req, const char *key, long lon
 
 /* Sets a compact JSON body and status; `obj` is stolen (decref'ed here). */
 void lb_respond_json(struct lb_response *res, int status, json_t *obj);
+
+/* Appends `value` to b as the answers write JSON (compact, keys in order, reals with 17
+ * digits), dumped straight into b (no copy of the text); a failure marks b failed. */
+void lb_buf_json(struct lb_buf *b, const json_t *value);
 
 /* A JSON error {"error": message} with `status`. */
 void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)

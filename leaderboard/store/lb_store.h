@@ -10,6 +10,7 @@
 
 #include "base/errmsg.h"
 #include "db/lb_db.h"
+#include "text/lb_buf.h"
 
 #define LB_NAME_MAX 64  /* model, variant, backend names; tool.version */
 #define LB_TEXT_MAX 256 /* device, CPU, OS, scenario names, run ids */
@@ -166,10 +167,16 @@ xpb_status lb_store_submission_runs(struct lb_run_row **rows_out, size_t *n_out,
                                     long long id, const struct lb_filter *f, size_t limit,
                                     xpb_err *err);
 
-/* Submission `id`: its summary, and its canonical text (malloc'ed, caller frees) when text_out
- * is not NULL. XPB_NOT_FOUND when there is none. */
-xpb_status lb_store_submission(struct lb_submission_info *info, char **text_out, struct lb_db *db,
-                               long long id, xpb_err *err);
+/* Submission `id`: its summary, and its canonical text appended to *text_out when it is not
+ * NULL (read straight into it: a document of several MiB is not copied once more; check
+ * text_out->failed). XPB_NOT_FOUND when there is none. */
+xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *text_out,
+                               struct lb_db *db, long long id, xpb_err *err);
+
+/* The size in bytes of submission `id`'s stored document, without reading it. XPB_NOT_FOUND
+ * when there is none. */
+xpb_status lb_store_document_bytes(long long *bytes_out, struct lb_db *db, long long id,
+                                   xpb_err *err);
 
 /* Submission `id` with its document parsed (new reference, caller decrefs). */
 xpb_status lb_store_submission_doc(struct lb_submission_info *info, json_t **doc_out,

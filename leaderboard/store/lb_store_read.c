@@ -13,6 +13,7 @@
 static const char SQL_SUBMISSION[] = "SELECT " SUBMISSION_COLUMNS ", s.document "
                                      "FROM submissions s JOIN tokens t ON t.id = s.token_id "
                                      "WHERE s.id = $1";
+static const char SQL_DOCUMENT_BYTES[] = "SELECT document_bytes FROM submissions WHERE id = $1";
 /* Parameter 9: whether any filter is set; filters as in lb_store_board.c */
 #define LIST_WHERE                                                                                 \
     "WHERE $9 = 0 OR EXISTS (SELECT 1 FROM runs r WHERE r.submission_id = s.id AND "               \
@@ -65,11 +66,9 @@ static void read_submission(struct lb_submission_info *info, struct lb_stmt *s)
     info->schema_version = (int)lb_col_int(s, 11);
 }
 
-xpb_status lb_store_submission(struct lb_submission_info *info, char **text_out, struct lb_db *db,
-                               long long id, xpb_err *err)
+xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *text_out,
+                               struct lb_db *db, long long id, xpb_err *err)
 {
-    if (text_out)
-        *text_out = NULL;
     struct lb_stmt *s = lb_db_stmt(db, SQL_SUBMISSION, err);
     if (!s)
         return XPB_IO_ERROR;
@@ -78,8 +77,8 @@ xpb_status lb_store_submission(struct lb_submission_info *info, char **text_out,
     xpb_status st = XPB_OK;
     if (rc == LB_STEP_ROW) {
         read_submission(info, s);
-        if (text_out && !(*text_out = strdup(lb_col_str(s, 12))))
-            st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+        if (text_out)
+            lb_buf_puts(text_out, lb_col_str(s, 12));
     } else if (rc == LB_STEP_DONE) {
         st = xpb_err_set(err, XPB_NOT_FOUND, "no submission %lld", id);
     } else {
@@ -89,17 +88,38 @@ xpb_status lb_store_submission(struct lb_submission_info *info, char **text_out,
     return st;
 }
 
+xpb_status lb_store_document_bytes(long long *bytes_out, struct lb_db *db, long long id,
+                                   xpb_err *err)
+{
+    *bytes_out = 0;
+    struct lb_stmt *s = lb_db_stmt(db, SQL_DOCUMENT_BYTES, err);
+    if (!s)
+        return XPB_IO_ERROR;
+    lb_stmt_int(s, 1, id);
+    int rc = lb_stmt_step(s);
+    if (rc == LB_STEP_ROW)
+        *bytes_out = lb_col_int(s, 0);
+    lb_stmt_done(s);
+    if (rc == LB_STEP_DONE)
+        return xpb_err_set(err, XPB_NOT_FOUND, "no submission %lld", id);
+    return rc == LB_STEP_ROW ? XPB_OK : lb_store_db_error(db, "document size", err);
+}
+
 xpb_status lb_store_submission_doc(struct lb_submission_info *info, json_t **doc_out,
                                    struct lb_db *db, long long id, xpb_err *err)
 {
     *doc_out = NULL;
-    char *text = NULL;
+    struct lb_buf text = {0};
     xpb_status st = lb_store_submission(info, &text, db, id, err);
-    if (st != XPB_OK)
+    if (st == XPB_OK && text.failed)
+        st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+    if (st != XPB_OK) {
+        lb_buf_free(&text);
         return st;
+    }
     json_error_t jerr;
-    *doc_out = json_loads(text, 0, &jerr);
-    free(text);
+    *doc_out = text.data ? json_loadb(text.data, text.len, 0, &jerr) : NULL;
+    lb_buf_free(&text);
     if (!*doc_out)
         return xpb_err_set(err, XPB_INTERNAL, "stored document %lld does not parse", id);
     return XPB_OK;

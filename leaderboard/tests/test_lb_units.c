@@ -31,6 +31,7 @@
 #include "results/results.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
+#include "server/lb_memory.h"
 #include "server/lb_router.h"
 #include "service/lb_budget.h"
 #include "service/lb_ratelimit.h"
@@ -166,8 +167,10 @@ struct answer {
     struct lb_response res;
 };
 
-/* request() asks as the server does when it has render threads (lb_request.may_defer). */
-static int deferring;
+/* request() asks as the server does when it has render threads (lb_request.may_defer), and,
+ * when answers_bounded, with this room for a large answer (lb_request.large_room). */
+static int deferring, answers_bounded;
+static size_t large_room;
 
 static void request(struct answer *a, struct fixture *f, const char *method, const char *target,
                     const char *auth, const char *body)
@@ -186,6 +189,8 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     req.content_length = body ? (long long)req.body_len : -1;
     req.client = "127.0.0.1";
     req.may_defer = deferring;
+    req.answers_bounded = answers_bounded;
+    req.large_room = large_room;
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
@@ -357,6 +362,24 @@ static void test_budget(void **state)
     assert_int_equal(lb_budget_used(b), 100);
     lb_budget_give(b, 100);
     lb_budget_free(b);
+}
+
+/* The trimmer trims after something large was freed, and only then. */
+static void test_trimmer(void **state)
+{
+    (void)state;
+    struct lb_trimmer *t;
+    xpb_err err;
+    assert_int_equal(lb_trimmer_start(&t, 0.02, &err), XPB_OK);
+    lb_trimmer_note(t, LB_MMAP_THRESHOLD - 1);
+    usleep(100000);
+    assert_int_equal(lb_trimmer_trims(t), 0);
+    lb_trimmer_note(t, LB_MMAP_THRESHOLD);
+    for (int i = 0; i < 200 && lb_trimmer_trims(t) == 0; i++)
+        usleep(10000);
+    assert_int_equal(lb_trimmer_trims(t), 1);
+    lb_trimmer_note(NULL, 1u << 30); /* no trimmer: nothing */
+    lb_trimmer_stop(t);
 }
 
 /* A job of test_workq: records whether it ran or was called off, and may wait for a go. */
@@ -706,7 +729,7 @@ static void test_migrations(void **state)
     assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK); /* again: a no-op */
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
-    assert_int_equal(lb_migrate_latest(), 3);
+    assert_int_equal(lb_migrate_latest(), 4);
     static const char count[] = "SELECT count(*) FROM schema_migrations";
     struct lb_stmt *s = lb_db_stmt(db, count, &err);
     assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
@@ -856,13 +879,23 @@ static void test_backfill(void **state)
                                 "ALTER TABLE runs DROP COLUMN ci95_high; "
                                 "ALTER TABLE runs DROP COLUMN disturbed; "
                                 "ALTER TABLE submissions DROP COLUMN schema_version; "
+                                "ALTER TABLE submissions DROP COLUMN document_bytes; "
                                 "UPDATE runs SET is_cpu = 1 WHERE backend LIKE 'cpu%'; "
                                 "DELETE FROM schema_migrations WHERE version >= 2",
                                 &err),
                      XPB_OK);
     assert_int_equal(lb_migrate_version(db), 1);
     assert_int_equal(lb_migrate(db, &err), XPB_OK);
-    assert_int_equal(lb_migrate_version(db), 3);
+    assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
+    /* migration 4 measured the stored documents: what lb_store_document_bytes says */
+    long long bytes = 0;
+    struct lb_buf text = {0};
+    struct lb_submission_info info;
+    assert_int_equal(lb_store_document_bytes(&bytes, db, 2, &err), XPB_OK);
+    assert_int_equal(lb_store_submission(&info, &text, db, 2, &err), XPB_OK);
+    assert_int_equal(bytes, (long long)text.len);
+    lb_buf_free(&text);
+    assert_int_equal(lb_store_document_bytes(&bytes, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     kinds_of(kinds, sizeof kinds, f);
     assert_string_equal(kinds, "unknown/0/1,gpu/0/1,cpu/1/1");
@@ -907,12 +940,18 @@ static void test_store(void **state)
     assert_non_null(strstr(err.msg, "runs[0].config.model"));
     /* a submission back: summary and the canonical text as stored */
     struct lb_submission_info info;
-    char *text;
+    struct lb_buf text = {0};
+    lb_buf_puts(&text, "before:");
     assert_int_equal(lb_store_submission(&info, &text, db, 1, &err), XPB_OK);
-    assert_string_equal(text, canon);
+    assert_memory_equal(text.data, "before:", 7);
+    assert_string_equal(text.data + 7, canon);
     assert_string_equal(info.content_hash, key);
     assert_int_equal(info.schema_version, 1);
-    free(text);
+    lb_buf_insert(&text, 7, "<>", 2); /* an answer assembled around the text in place */
+    assert_memory_equal(text.data, "before:<>", 9);
+    assert_string_equal(text.data + 9, canon);
+    assert_int_equal(text.len, strlen(canon) + 9);
+    lb_buf_free(&text);
     assert_int_equal(lb_store_submission(&info, NULL, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     free(canon);
@@ -1409,6 +1448,59 @@ static void test_answer_limit(void **state)
     assert_true(lb_answer_limit(&f->app) >= f->app.max_body + 1024);
 }
 
+/* An answer known to be large is refused before it is built when the answers being sent leave
+ * no room for it; small ones never are. */
+static void test_answer_room(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    f->app.max_body = 2u << 20;
+    json_t *doc = lbt_small_doc(7);
+    size_t n = LB_SMALL_ANSWER + 100000;
+    char *pad = malloc(n + 1);
+    assert_non_null(pad);
+    memset(pad, 'p', n);
+    pad[n] = '\0';
+    json_object_set_new(doc, "extra", json_pack("{s:s}", "pad", pad));
+    free(pad);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(doc);
+    answers_bounded = 1;
+    large_room = LB_SMALL_ANSWER;
+    request(&a, f, "GET", "/api/v1/results/1", NULL, NULL);
+    assert_int_equal(a.status, 503);
+    assert_int_equal(a.res.retry_after, LB_ANSWERS_FULL_RETRY);
+    assert_non_null(strstr(a.body, "sending too much at once"));
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?limit=100", NULL, NULL); /* up to ~4 MB: refused */
+    assert_int_equal(a.status, 503);
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?limit=5", NULL, NULL); /* small: never refused */
+    assert_int_equal(a.status, 200);
+    free(a.body);
+    /* a long list is built off the connection threads; a short one where it is asked */
+    deferring = 1;
+    large_room = 100u << 20;
+    request(&a, f, "GET", "/api/v1/results?limit=11", NULL, NULL);
+    assert_int_equal(a.status, 503);
+    assert_true(a.res.defer);
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?limit=10", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_false(a.res.defer);
+    free(a.body);
+    deferring = 0;
+    large_room = 2 * LB_SMALL_ANSWER;
+    request(&a, f, "GET", "/api/v1/results/1", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_true(a.res.retry_after == 0 && strlen(a.body) > n);
+    free(a.body);
+    answers_bounded = 0;
+    large_room = 0;
+}
+
 /* ---- pages ---- */
 
 static void test_pages(void **state)
@@ -1845,6 +1937,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_json_shape),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_workq),
+        cmocka_unit_test(test_trimmer),
         cmocka_unit_test(test_conntrack),
         cmocka_unit_test(test_rank),
         cmocka_unit_test(test_page_cache),
@@ -1865,6 +1958,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_api_get, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_room, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
