@@ -1,8 +1,8 @@
 /* The leaderboard page (see lb_pages.h): one ranked table per model / variant / mode /
- * precision / world size (lb_page_table.c), the tables with the most submitters first, a
- * page of tables at a time. Query parameters: the filters (lb_filter.h), sort (throughput,
- * step, speedup, energy, batch, date), dir (asc, desc), page (of tables) and offset (rows
- * skipped in each table). Everything it leaves out, it says. */
+ * precision / world size (lb_page_table.c), in the board's order (the most submitters first,
+ * lb_store_groups), a page of tables at a time. Query parameters: the filters (lb_filter.h), sort
+ * (throughput, step, speedup, energy, batch, date), dir (asc, desc), page (of tables) and offset
+ * (rows skipped in each table). Everything it leaves out, it says. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -40,7 +40,10 @@ static void shown(struct lb_buf *b)
     lb_buf_printf(
         b,
         "<h3>What the page shows</h3><ul>"
-        "<li>Tables with the most submitters first, %d per page; each shows %d rows at a time, "
+        "<li>Tables with the most submitters first; among as many, each submitter's first "
+        "table before anyone's second, then the latest: one submission of many new models "
+        "takes no more of the first page than another submitter's table. %d tables per "
+        "page; each shows %d rows at a time, "
         "down to row %d (the API lists every result). A submitter's results count at most %d "
         "times in a table (the fastest): one submitter cannot flood a ranking; filter by "
         "submitter to see all of theirs.</li>"

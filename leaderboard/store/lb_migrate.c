@@ -128,6 +128,33 @@ static const struct migration migrations[] = {
      "ALTER TABLE submissions ADD COLUMN document_bytes @BIGINT@ NOT NULL DEFAULT 0;"
      "UPDATE submissions SET document_bytes = @BYTES(document)@;",
      NULL},
+    {5,
+     "tables ordered by a signal one submission cannot inflate: submitters, then each "
+     "submitter's turn, then the latest submission",
+     "ALTER TABLE board_groups ADD COLUMN first_run @BIGINT@ NOT NULL DEFAULT 0;"
+     "ALTER TABLE board_groups ADD COLUMN creator_token @BIGINT@ NOT NULL DEFAULT 0;"
+     "ALTER TABLE board_groups ADD COLUMN creator_turn @BIGINT@ NOT NULL DEFAULT 0;"
+     "ALTER TABLE board_groups ADD COLUMN last_submission @BIGINT@ NOT NULL DEFAULT 0;"
+     /* the run that opened the table (its first finished run) and the latest submission */
+     "UPDATE board_groups SET "
+     "  first_run = (SELECT min(r.id) FROM runs r WHERE r.model = board_groups.model AND "
+     "    r.variant = board_groups.variant AND r.mode = board_groups.mode AND "
+     "    r.precision = board_groups.precision AND r.world_size = board_groups.world_size AND "
+     "    r.status = 'ok' AND r.throughput IS NOT NULL),"
+     "  last_submission = (SELECT max(r.submission_id) FROM runs r WHERE "
+     "    r.model = board_groups.model AND r.variant = board_groups.variant AND "
+     "    r.mode = board_groups.mode AND r.precision = board_groups.precision AND "
+     "    r.world_size = board_groups.world_size AND r.status = 'ok' AND "
+     "    r.throughput IS NOT NULL);"
+     "UPDATE board_groups SET creator_token = (SELECT r.token_id FROM runs r WHERE "
+     "  r.id = board_groups.first_run);"
+     /* the turn: how many tables its creator had opened before it */
+     "UPDATE board_groups SET creator_turn = (SELECT count(*) FROM board_groups o WHERE "
+     "  o.creator_token = board_groups.creator_token AND o.first_run < board_groups.first_run);"
+     "CREATE INDEX board_groups_creator ON board_groups(creator_token);"
+     "CREATE INDEX board_groups_order ON board_groups(n_submitters, creator_turn, "
+     "  last_submission);",
+     NULL},
 };
 
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])

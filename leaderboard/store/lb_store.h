@@ -142,7 +142,9 @@ struct lb_group {
     long long n_submitters; /* distinct submitters among them */
 };
 
-/* The groups with finished runs matching `f`, most submitters first (then by name), `offset`
+/* The groups with finished runs matching `f` in the board's order (the most submitters first;
+ * among as many, each submitter's first table before anyone's second, by the turn in which its
+ * submitter opened it; then the latest submission first; then by name), `offset`
  * skipped, at most `limit`; *total_out counts them all. *out malloc'ed (caller frees). */
 xpb_status lb_store_groups(struct lb_group **out, size_t *n_out, long long *total_out,
                            struct lb_db *db, const struct lb_filter *f, size_t limit, size_t offset,

@@ -130,7 +130,7 @@ static xpb_status insert_runs(struct lb_db *db, long long id, const struct lb_ru
         long long run_id = 0;
         xpb_status st = insert_run(&run_id, db, id, &rows[i], token_id, err);
         if (st == XPB_OK && !strcmp(rows[i].status, "ok") && !isnan(rows[i].throughput))
-            st = lb_store_index_run(db, run_id, &rows[i], token_id, err);
+            st = lb_store_index_run(db, run_id, id, &rows[i], token_id, err);
         if (st != XPB_OK)
             return st;
     }

@@ -729,7 +729,7 @@ static void test_migrations(void **state)
     assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK); /* again: a no-op */
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
-    assert_int_equal(lb_migrate_latest(), 4);
+    assert_int_equal(lb_migrate_latest(), 5);
     static const char count[] = "SELECT count(*) FROM schema_migrations";
     struct lb_stmt *s = lb_db_stmt(db, count, &err);
     assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
@@ -1835,6 +1835,106 @@ static void test_world_size_tables(void **state)
 /* Issue 14: one token cannot empty the rankings. A flood of runs under one model stays in
  * that model's table (at most 10 of the token's runs ranked, the rest said to be hidden); a
  * flood of models ranks after tables with more submitters; what is cut is said. */
+/* The models of the tables of a rankings page, in order, joined by spaces, into out. */
+static void table_order(char *out, size_t cap, const char *page)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *p = page; (p = strstr(p, "id=\"g-")) != NULL && n + 40 < cap; p += 6) {
+        const char *h2 = strstr(p, "<h2>"); /* the table's heading: its model first */
+        if (!h2)
+            break;
+        size_t len = strcspn(h2 + 4, " <");
+        n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? " " : "", (int)len, h2 + 4);
+    }
+}
+
+/* Submits one run of `model` with token header `auth` (NULL: alice's) and returns nothing;
+ * asserts it is stored. */
+static void submit_model(struct fixture *f, const char *auth, const char *model, unsigned nonce)
+{
+    struct answer a;
+    struct lbt_run r = {"r", model, "x", "train", "fp32", "cpu_ref", "X", 8, 5, 0.1, 0, NULL};
+    json_t *d = lbt_doc("X", NULL, &r, 1, nonce);
+    char *text = json_dumps(d, JSON_COMPACT);
+    request(&a, f, "POST", "/api/v1/results", auth ? auth : f->auth, text);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    free(text);
+    json_decref(d);
+}
+
+/* The order of the tables: submitters, then each submitter's turn, then the latest submission;
+ * the same when the page is read from the runs (a filter by backend); and what migration 5
+ * derives from the runs is what was kept as they arrived. */
+static void test_table_order(void **state)
+{
+    struct fixture *f = *state;
+    char auth[3][LB_TOKEN_LEN + 16], token[LB_TOKEN_LEN + 1];
+    const char *names[3] = {"bob", "carol", "mallory"};
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(lb_auth_create(token, db, names[i], &err), XPB_OK);
+        snprintf(auth[i], sizeof auth[i], "Bearer %s", token);
+    }
+    lb_pool_put(f->app.pool, db);
+    submit_model(f, NULL, "m1", 1);
+    submit_model(f, auth[0], "m2", 2);
+    submit_model(f, auth[1], "m3", 3);
+    /* mallory: ten new models in one submission, alphabetically first */
+    struct lbt_run runs[10];
+    char models[10][8];
+    for (int i = 0; i < 10; i++) {
+        snprintf(models[i], sizeof models[i], "a%d", i);
+        runs[i] = (struct lbt_run){models[i], models[i], "x", "train", "fp32", "cpu_ref",
+                                   "X",       8,         5.0, 0.1,     0,      NULL};
+    }
+    struct answer a;
+    json_t *d = lbt_doc("X", NULL, runs, 10, 4);
+    char *text = json_dumps(d, JSON_COMPACT);
+    request(&a, f, "POST", "/api/v1/results", auth[2], text);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    free(text);
+    json_decref(d);
+    char order[512];
+    const char *want = "a0 m3 m2 m1 a1 a2 a3 a4 a5 a6"; /* turn 0 newest first, then turns */
+    request(&a, f, "GET", "/", NULL, NULL);
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, want);
+    request(&a, f, "GET", "/?backend=cpu_ref", NULL, NULL); /* read from the runs */
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, want);
+    /* bob joins m1: two submitters come first */
+    submit_model(f, auth[0], "m1", 5);
+    request(&a, f, "GET", "/", NULL, NULL);
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, "m1 a0 m3 m2 a1 a2 a3 a4 a5 a6");
+    /* migration 5 again, from the runs: the same order as kept */
+    db = lb_pool_get(f->app.pool);
+    assert_int_equal(lb_db_exec(db,
+                                "UPDATE board_groups SET first_run = 0, creator_token = 0, "
+                                "creator_turn = 0, last_submission = 0; DROP INDEX "
+                                "board_groups_creator; DROP INDEX board_groups_order; "
+                                "ALTER TABLE board_groups DROP COLUMN first_run; "
+                                "ALTER TABLE board_groups DROP COLUMN creator_token; "
+                                "ALTER TABLE board_groups DROP COLUMN creator_turn; "
+                                "ALTER TABLE board_groups DROP COLUMN last_submission; "
+                                "DELETE FROM schema_migrations WHERE version = 5",
+                                &err),
+                     XPB_OK);
+    assert_int_equal(lb_migrate(db, &err), XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    request(&a, f, "GET", "/", NULL, NULL);
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, "m1 a0 m3 m2 a1 a2 a3 a4 a5 a6");
+}
+
 static void test_flood(void **state)
 {
     struct fixture *f = *state;
@@ -1963,6 +2063,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_rankings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_world_size_tables, setup, teardown),
     };
