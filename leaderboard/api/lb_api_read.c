@@ -99,7 +99,7 @@ void lb_api_list_results(struct lb_app *app, const struct lb_request *req, struc
     size_t n = 0;
     long long total = 0;
     if (lb_store_list(&items, &n, &total, db, &f, (size_t)limit, (size_t)offset, &err) != XPB_OK) {
-        lb_respond_error(res, 500, "%s", err.msg);
+        lb_respond_internal(res, 500, 0, "internal error: the list cannot be read now", err.msg);
         goto done_db;
     }
     char base[512];
@@ -145,7 +145,8 @@ void lb_api_get_result(struct lb_app *app, const struct lb_request *req, struct 
         return;
     }
     if (st != XPB_OK) {
-        lb_respond_error(res, 500, "%s", err.msg);
+        lb_respond_internal(res, 500, 0, "internal error: the submission cannot be read now",
+                            err.msg);
         return;
     }
     char base[512], page[700], api[700];
@@ -186,8 +187,10 @@ void lb_api_token(struct lb_app *app, const struct lb_request *req, struct lb_re
         res->bearer_challenge = 1;
         lb_respond_error(res, 401, "%s", err.msg);
     } else if (st != XPB_OK) {
-        res->retry_after = 5;
-        lb_respond_error(res, 503, "%s", err.msg);
+        lb_respond_internal(res, 503, 5,
+                            "the service cannot check tokens now: retry in a few "
+                            "seconds",
+                            err.msg);
     } else {
         lb_respond_json(res, 200, json_pack("{s:s}", "submitter", name));
     }

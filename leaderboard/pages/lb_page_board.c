@@ -175,8 +175,10 @@ static void table_pager(struct lb_buf *b, const struct lb_board_view *v, size_t 
     lb_buf_puts(b, "</nav>");
 }
 
+/* The tables; a table that cannot be read says so, and its error goes to `failed`'s note. */
 static void tables(struct lb_buf *b, struct lb_db *db, const struct lb_board_view *v,
-                   const struct lb_group *groups, size_t n, long long total)
+                   const struct lb_group *groups, size_t n, long long total,
+                   struct lb_response *failed)
 {
     lb_buf_puts(b, "<div class=\"toolbar\"><input type=\"search\" id=\"quick\" class=\"hidden\" "
                    "placeholder=\"Quick filter: device, backend, submitter\xE2\x80\xA6\" "
@@ -190,8 +192,10 @@ static void tables(struct lb_buf *b, struct lb_db *db, const struct lb_board_vie
     if (n == 0)
         lb_buf_puts(b, "<div class=\"card empty\">No results match. Upload some with "
                        "<code>xpubench upload results.json</code>.</div>");
+    xpb_err err;
     for (size_t i = 0; i < n; i++)
-        lb_page_table(b, db, &groups[i], v);
+        if (lb_page_table(b, db, &groups[i], v, &err) != XPB_OK && !failed->internal[0])
+            lb_note_internal(failed, err.msg); /* the page says "cannot be read now" */
     lb_buf_puts(b, "</form>");
     table_pager(b, v, n, total);
 }
@@ -212,14 +216,14 @@ static void render(struct lb_app *app, const struct lb_board_view *view, struct 
         lb_store_list(&none, &zero, &n_submissions, db, NULL, 0, 0, &err) != XPB_OK) {
         lb_pool_put(app->pool, db);
         free(groups);
-        lb_page_error(res, 500, err.msg);
+        lb_page_internal(res, err.msg);
         return;
     }
     struct lb_buf *b = &res->body;
     lb_page_begin(b, "Rankings");
     page_intro(b, n_submissions, n_tables);
     filter_form(b, db, &v.filter);
-    tables(b, db, &v, groups, n, n_tables);
+    tables(b, db, &v, groups, n, n_tables, res);
     recent_list(b, db);
     lb_pool_put(app->pool, db);
     lb_page_rules(b, app);

@@ -305,9 +305,10 @@ void lb_page_compare(struct lb_app *app, const struct lb_request *req, struct lb
             status = st == XPB_NOT_FOUND ? 404 : 500;
     }
     lb_pool_put(app->pool, db);
-    if (status != 200) {
-        lb_page_error(res, status,
-                      status == 404 ? "One of the two submissions does not exist." : err.msg);
+    if (status == 404) {
+        lb_page_error(res, status, "One of the two submissions does not exist.");
+    } else if (status != 200) {
+        lb_page_internal(res, err.msg);
     } else {
         struct lb_buf *b = &res->body;
         char title[96];

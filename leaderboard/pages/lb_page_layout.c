@@ -56,6 +56,12 @@ void lb_page_error(struct lb_response *res, int status, const char *message)
     lb_page_send(res, status);
 }
 
+void lb_page_internal(struct lb_response *res, const char *what)
+{
+    lb_page_error(res, 500, "This page cannot be shown now: try again in a moment.");
+    lb_note_internal(res, what);
+}
+
 void lb_page_submission_link(struct lb_buf *b, long long id)
 {
     lb_buf_printf(b, "<a href=\"/submissions/%lld\">#%lld</a>", id, id);

@@ -371,7 +371,7 @@ void lb_page_submission(struct lb_app *app, const struct lb_request *req, struct
         return;
     }
     if (st != XPB_OK) {
-        lb_page_error(res, 500, err.msg);
+        lb_page_internal(res, err.msg);
         return;
     }
     struct lb_buf *b = &res->body;

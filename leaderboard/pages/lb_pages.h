@@ -17,6 +17,10 @@ void lb_page_compare(struct lb_app *app, const struct lb_request *req, struct lb
 /* A complete error page with `status` and a one-line explanation (plain text, escaped). */
 void lb_page_error(struct lb_response *res, int status, const char *message);
 
+/* The error page of an internal failure (500): it says the page cannot be shown now, never
+ * why; `what` (a database's error text) is kept for the log only (lb_note_internal). */
+void lb_page_internal(struct lb_response *res, const char *what);
+
 /* Layout shared by the pages (lb_page_layout.c): document head, top bar, and the end. */
 void lb_page_begin(struct lb_buf *b, const char *title);
 void lb_page_end(struct lb_buf *b);

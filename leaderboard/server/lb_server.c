@@ -120,12 +120,14 @@ static struct lb_conn *conn_record(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
+/* One line per exchange: time, client, method, path, status, duration, and, after "--", what
+ * went wrong inside when the answer hid it (lb_response.internal), escaped like the path. */
 static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, const char *method,
-                         const char *url, int status, double started)
+                         const char *url, const struct lb_response *res, double started)
 {
     if (srv->opts.quiet)
         return;
-    char client[INET6_ADDRSTRLEN + 1], when[32], what[24], path[256];
+    char client[INET6_ADDRSTRLEN + 1], when[32], what[24], path[256], inside[600];
     client_text(client, sizeof client, conn);
     time_t t = time(NULL);
     struct tm tm;
@@ -134,8 +136,9 @@ static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, con
     /* the method and path only, escaped: never headers (the token), never the body */
     lb_log_text(what, sizeof what, method);
     lb_log_text(path, sizeof path, url);
-    fprintf(stderr, "%s %s %s %s %d %.1fms\n", when, client, what, path, status,
-            (xpb_now() - started) * 1e3);
+    lb_log_text(inside, sizeof inside, res->internal);
+    fprintf(stderr, "%s %s %s %s %d %.1fms%s%s\n", when, client, what, path, res->status,
+            (xpb_now() - started) * 1e3, inside[0] ? " -- " : "", inside);
 }
 
 /* Queues res (taking its body; lb_answer.h bounds what answers hold), logs the status sent,
@@ -145,7 +148,7 @@ static enum MHD_Result answer(struct lb_server *srv, struct MHD_Connection *conn
                               struct lb_response *res)
 {
     enum MHD_Result ok = lb_answer_queue(srv->answers, conn, url, res);
-    log_exchange(srv, conn, method, url, res->status, started);
+    log_exchange(srv, conn, method, url, res, started);
     lb_conntrack_enter(srv->tracker, conn_record(conn), LB_CONN_SENDING);
     return ok;
 }

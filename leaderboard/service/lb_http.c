@@ -75,6 +75,19 @@ void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)
     lb_respond_json(res, status, json_pack("{s:o, s:i}", "error", text, "status", status));
 }
 
+void lb_note_internal(struct lb_response *res, const char *what)
+{
+    snprintf(res->internal, sizeof res->internal, "%s", what ? what : "");
+}
+
+void lb_respond_internal(struct lb_response *res, int status, long retry_after, const char *message,
+                         const char *what)
+{
+    res->retry_after = retry_after;
+    lb_respond_error(res, status, "%s", message);
+    lb_note_internal(res, what);
+}
+
 const char *lb_status_text(int status)
 {
     switch (status) {

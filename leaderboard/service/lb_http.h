@@ -60,6 +60,9 @@ struct lb_response {
      * threads, the work being costly; the answer it gave stands when the server cannot (too
      * many wait already): a 503 "busy" with Retry-After */
     int defer;
+    /* what went wrong inside (a database's error text), for the service's log only: answers
+     * never carry it (lb_note_internal); "" when nothing did */
+    char internal[256];
 };
 
 /* The first value of query parameter `key`, or NULL. The pointer belongs to the request. */
@@ -79,6 +82,15 @@ void lb_buf_json(struct lb_buf *b, const json_t *value);
 /* A JSON error {"error": message} with `status`. */
 void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Keeps `what` (an internal error's text) in res for the log, never in the answer. */
+void lb_note_internal(struct lb_response *res, const char *what);
+
+/* A JSON error that hides an internal failure: `status` with `message` (what the client may
+ * know: that the service cannot answer now, not why), Retry-After `retry_after` seconds (0:
+ * none), and `what` for the log only (lb_note_internal). */
+void lb_respond_internal(struct lb_response *res, int status, long retry_after, const char *message,
+                         const char *what);
 
 /* The standard reason phrase of an HTTP status ("Not Found"); static, never NULL. */
 const char *lb_status_text(int status);

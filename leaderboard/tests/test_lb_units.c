@@ -1501,6 +1501,62 @@ static void test_answer_room(void **state)
     large_room = 0;
 }
 
+/* A database failure reaches the log, never the client: the answers say the service cannot
+ * answer now, and the driver's text stays in lb_response.internal. */
+static void test_internal_errors(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    int pg = lb_db_kind(db) == LB_DB_POSTGRES;
+    assert_int_equal(
+        lb_db_exec(db,
+                   pg ? "CREATE FUNCTION lb_fail() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION "
+                        "'secret database text'; END $$ LANGUAGE plpgsql; CREATE TRIGGER lb_fail "
+                        "BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION lb_fail()"
+                      : "CREATE TRIGGER lb_fail BEFORE INSERT ON runs BEGIN SELECT "
+                        "RAISE(ABORT, 'secret database text'); END",
+                   &err),
+        XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    json_t *doc = lbt_small_doc(31);
+    post_doc(&a, f, doc);
+    json_decref(doc);
+    assert_int_equal(a.status, 503);
+    assert_int_equal(a.res.retry_after, 5);
+    assert_non_null(strstr(a.body, "cannot store the submission now"));
+    assert_null(strstr(a.body, "secret"));
+    assert_null(strstr(a.body, "database"));
+    assert_non_null(strstr(a.res.internal, "secret database text"));
+    free(a.body);
+    /* a table gone: the list and the pages fail without saying why */
+    db = lb_pool_get(f->app.pool);
+    assert_int_equal(lb_db_exec(db, "ALTER TABLE submissions RENAME TO submissions_gone", &err),
+                     XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    request(&a, f, "GET", "/api/v1/results", NULL, NULL);
+    assert_int_equal(a.status, 500);
+    assert_null(strstr(a.body, "submissions"));
+    assert_non_null(strstr(a.res.internal, "submissions"));
+    free(a.body);
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 500);
+    assert_non_null(strstr(a.body, "cannot be shown now"));
+    assert_null(strstr(a.body, "submissions"));
+    assert_true(a.res.internal[0] != '\0');
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    assert_int_equal(a.status, 500);
+    assert_null(strstr(a.body, "submissions_gone"));
+    assert_true(a.res.internal[0] != '\0');
+    free(a.body);
+    db = lb_pool_get(f->app.pool);
+    assert_int_equal(lb_db_exec(db, "ALTER TABLE submissions_gone RENAME TO submissions", &err),
+                     XPB_OK);
+    lb_pool_put(f->app.pool, db);
+}
+
 /* ---- pages ---- */
 
 static void test_pages(void **state)
@@ -2059,6 +2115,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_api_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_room, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_internal_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
