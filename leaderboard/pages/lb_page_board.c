@@ -88,7 +88,9 @@ static void recent_list(struct lb_buf *b, struct lb_db *db)
         lb_page_submission_link(b, s->id);
         lb_buf_puts(b, "</td><td>");
         lb_buf_html(b, s->submitter);
-        lb_buf_puts(b, "</td><td class=\"machine\"><b>");
+        lb_buf_puts(b, "</td><td class=\"machine\"");
+        lb_page_machine_title(b, s->accelerators, s->cpu_model, s->os);
+        lb_buf_puts(b, "><b>");
         lb_buf_html(b, s->accelerators[0] ? s->accelerators : s->cpu_model);
         lb_buf_puts(b, "</b><span class=\"muted\">");
         if (s->accelerators[0]) {

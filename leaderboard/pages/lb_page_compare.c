@@ -262,7 +262,9 @@ static void side_card(struct lb_buf *b, const struct side *s)
     lb_buf_html(b, s->info.submitter);
     lb_buf_puts(b, " \xC2\xB7 ");
     lb_buf_html(b, s->info.received);
-    lb_buf_puts(b, "</span></header><div class=\"machine\"><b>");
+    lb_buf_puts(b, "</span></header><div class=\"machine\"");
+    lb_page_machine_title(b, s->info.accelerators, s->info.cpu_model, s->info.os);
+    lb_buf_puts(b, "><b>");
     lb_buf_html(b, s->info.accelerators[0] ? s->info.accelerators : s->info.cpu_model);
     lb_buf_puts(b, "</b><span class=\"muted\">");
     lb_buf_html(b, s->info.cpu_model);

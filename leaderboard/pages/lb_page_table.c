@@ -222,7 +222,9 @@ static void throughput_cell(struct lb_buf *b, const struct shown *s)
 
 static void machine_cell(struct lb_buf *b, const struct lb_run_row *r)
 {
-    lb_buf_puts(b, "<td class=\"machine\"><b>");
+    lb_buf_puts(b, "<td class=\"machine\"");
+    lb_page_machine_title(b, r->device, r->cpu_model, r->os);
+    lb_buf_puts(b, "><b>");
     lb_buf_html(b, r->device[0] ? r->device : r->cpu_model);
     lb_buf_printf(b, "</b> <span class=\"pill kind %s\">", lb_page_kind_class(r->device_kind));
     lb_buf_html(b, r->device_kind);

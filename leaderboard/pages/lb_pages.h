@@ -31,6 +31,12 @@ void lb_page_send(struct lb_response *res, int status);
  * service with its reason (lb_page_rules.c). */
 void lb_page_rules(struct lb_buf *b, const struct lb_app *app);
 
+/* Appends ` title="..."` naming a machine whole (its device, the host CPU when it differs, the
+ * OS; each cut at 256 bytes), for the machine cells and cards (.machine) that the stylesheet
+ * keeps to one line per text with an ellipsis: a long name from a submission cannot widen its
+ * column, and hovering shows it whole. device may be "" (the CPU is the device). */
+void lb_page_machine_title(struct lb_buf *b, const char *device, const char *cpu, const char *os);
+
 /* Appends a link to a submission: <a href="/submissions/ID">#ID</a>. */
 void lb_page_submission_link(struct lb_buf *b, long long id);
 

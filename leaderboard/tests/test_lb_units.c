@@ -1667,6 +1667,38 @@ static void test_pages(void **state)
     json_decref(d2);
 }
 
+/* A 250-byte device name (a CPU's, without a space) no longer widens its column: the pages
+ * keep it to one line (the stylesheet's ellipsis) and whole in a title. */
+static void test_long_machine_names(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    char name[251], title[300];
+    memset(name, 'A', 250);
+    name[250] = '\0';
+    struct lbt_run r = {"r",  "conv6", "cifar", "train", "fp32", "cpu_ref",
+                        name, 64,      100,     0.5,     0,      NULL};
+    struct lbt_v2 kind = {"cpu", 0, 0};
+    json_t *doc = lbt_doc_v2(name, NULL, &r, &kind, 1, 41);
+    post_doc(&a, f, doc);
+    json_decref(doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    request(&a, f, "GET", "/", NULL, NULL);
+    snprintf(title, sizeof title, "<td class=\"machine\" title=\"%s \xC2\xB7 ", name);
+    assert_non_null(strstr(a.body, title)); /* the ranked row and the recent submission */
+    assert_non_null(strstr(strstr(a.body, title) + 1, title));
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    snprintf(title, sizeof title, "<span class=\"small clip\" title=\"%s\">", name);
+    assert_non_null(strstr(a.body, title));
+    free(a.body);
+    request(&a, f, "GET", "/static/lb.css", NULL, NULL);
+    assert_non_null(strstr(a.body, ".machine b, .clip {"));
+    assert_non_null(strstr(a.body, "text-overflow: ellipsis"));
+    free(a.body);
+}
+
 static void test_other_pages(void **state)
 {
     struct fixture *f = *state;
@@ -2118,6 +2150,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_internal_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_machine_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_order, setup, teardown),
