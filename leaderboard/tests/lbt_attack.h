@@ -93,9 +93,6 @@ struct lbt_flood;
 struct lbt_flood *lbt_flood_start(const struct lbt_flood_opts *opts);
 void lbt_flood_stop(struct lbt_flood *flood, struct lbt_flood_stats *out);
 
-/* The resident memory of process pid now (VmRSS), bytes; -1 when unknown. */
-long long lbt_rss(pid_t pid);
-
 /* Samples lbt_rss(pid) every 20 ms in its own thread, keeping the largest; NULL on failure.
  * lbt_memwatch_stop returns that peak (bytes) and frees the watch. */
 struct lbt_memwatch;

@@ -250,20 +250,6 @@ void lbt_flood_stop(struct lbt_flood *f, struct lbt_flood_stats *out)
 
 /* ---- memory ---- */
 
-long long lbt_rss(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long long kib = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %lld kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kib < 0 ? -1 : kib * 1024;
-}
-
 struct lbt_memwatch {
     pid_t pid;
     pthread_t thread;

@@ -422,21 +422,14 @@ static void test_front_page_not_taken(void **state)
         snprintf(name, sizeof name, "t%02d", i);
         snprintf(model, sizeof model, "m-t%02d", i);
         new_submitter(auth, sizeof auth, name);
-        struct lbt_run r = {"r0",  model, "x",       "train", "fp32", "cpu_ref",
-                            "CPU", 1,     100.0 + i, 0.01,    0,      NULL};
-        json_t *doc = lbt_doc("CPU", NULL, &r, 1, 2000u + (unsigned)i);
+        const char *one[1] = {model};
+        json_t *doc = lbt_models_doc(one, 1, 2000u + (unsigned)i);
         assert_int_equal(post_as(auth, doc), 201);
         json_decref(doc);
     }
     new_submitter(auth, sizeof auth, "mallory");
-    struct lbt_run runs[10];
-    char models[10][8];
-    for (int i = 0; i < 10; i++) {
-        snprintf(models[i], sizeof models[i], "a%d", i);
-        runs[i] = (struct lbt_run){models[i], models[i], "x",  "train", "fp32", "cpu_ref",
-                                   "CPU",     1,         50.0, 0.01,    0,      NULL};
-    }
-    json_t *doc = lbt_doc("CPU", NULL, runs, 10, 3000);
+    const char *const models[10] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"};
+    json_t *doc = lbt_models_doc(models, 10, 3000);
     assert_int_equal(post_as(auth, doc), 201);
     json_decref(doc);
     struct lbt_reply r;
@@ -537,14 +530,7 @@ static void test_slow_readers(void **state)
 {
     (void)state;
     /* the largest document the service stores: its text padded to just under --max-body */
-    json_t *doc = lbt_small_doc(4000);
-    size_t pad = (4u << 20) - 16384;
-    char *text = malloc(pad + 1);
-    assert_non_null(text);
-    memset(text, 'x', pad);
-    text[pad] = '\0';
-    json_object_set_new(doc, "extra", json_pack("{s:s}", "pad", text));
-    free(text);
+    json_t *doc = lbt_padded_doc((4u << 20) - 16384, 4000);
     assert_int_equal(post_as(g.auth, doc), 201);
     json_decref(doc);
     char url[256];

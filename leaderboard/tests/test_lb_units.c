@@ -198,11 +198,17 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     assert_non_null(a->body);
 }
 
-static void post_doc(struct answer *a, struct fixture *f, json_t *doc)
+/* Uploads doc with the Authorization header value auth (NULL: alice's). */
+static void post_doc_as(struct answer *a, struct fixture *f, const char *auth, json_t *doc)
 {
     char *text = json_dumps(doc, JSON_COMPACT);
-    request(a, f, "POST", "/api/v1/results", f->auth, text);
+    request(a, f, "POST", "/api/v1/results", auth ? auth : f->auth, text);
     free(text);
+}
+
+static void post_doc(struct answer *a, struct fixture *f, json_t *doc)
+{
+    post_doc_as(a, f, NULL, doc);
 }
 
 static long long total(struct fixture *f)
@@ -1455,14 +1461,8 @@ static void test_answer_room(void **state)
     struct fixture *f = *state;
     struct answer a;
     f->app.max_body = 2u << 20;
-    json_t *doc = lbt_small_doc(7);
     size_t n = LB_SMALL_ANSWER + 100000;
-    char *pad = malloc(n + 1);
-    assert_non_null(pad);
-    memset(pad, 'p', n);
-    pad[n] = '\0';
-    json_object_set_new(doc, "extra", json_pack("{s:s}", "pad", pad));
-    free(pad);
+    json_t *doc = lbt_padded_doc(n, 7);
     post_doc(&a, f, doc);
     assert_int_equal(a.status, 201);
     free(a.body);
@@ -1942,13 +1942,11 @@ static void table_order(char *out, size_t cap, const char *page)
 static void submit_model(struct fixture *f, const char *auth, const char *model, unsigned nonce)
 {
     struct answer a;
-    struct lbt_run r = {"r", model, "x", "train", "fp32", "cpu_ref", "X", 8, 5, 0.1, 0, NULL};
-    json_t *d = lbt_doc("X", NULL, &r, 1, nonce);
-    char *text = json_dumps(d, JSON_COMPACT);
-    request(&a, f, "POST", "/api/v1/results", auth ? auth : f->auth, text);
+    const char *one[1] = {model};
+    json_t *d = lbt_models_doc(one, 1, nonce);
+    post_doc_as(&a, f, auth, d);
     assert_int_equal(a.status, 201);
     free(a.body);
-    free(text);
     json_decref(d);
 }
 
@@ -1971,20 +1969,12 @@ static void test_table_order(void **state)
     submit_model(f, auth[0], "m2", 2);
     submit_model(f, auth[1], "m3", 3);
     /* mallory: ten new models in one submission, alphabetically first */
-    struct lbt_run runs[10];
-    char models[10][8];
-    for (int i = 0; i < 10; i++) {
-        snprintf(models[i], sizeof models[i], "a%d", i);
-        runs[i] = (struct lbt_run){models[i], models[i], "x", "train", "fp32", "cpu_ref",
-                                   "X",       8,         5.0, 0.1,     0,      NULL};
-    }
+    const char *const models[10] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"};
     struct answer a;
-    json_t *d = lbt_doc("X", NULL, runs, 10, 4);
-    char *text = json_dumps(d, JSON_COMPACT);
-    request(&a, f, "POST", "/api/v1/results", auth[2], text);
+    json_t *d = lbt_models_doc(models, 10, 4);
+    post_doc_as(&a, f, auth[2], d);
     assert_int_equal(a.status, 201);
     free(a.body);
-    free(text);
     json_decref(d);
     char order[512];
     const char *want = "a0 m3 m2 m1 a1 a2 a3 a4 a5 a6"; /* turn 0 newest first, then turns */
@@ -2062,12 +2052,7 @@ static void test_flood(void **state)
     for (unsigned m = 0; m < 12; m++) {
         char model[16];
         snprintf(model, sizeof model, "m%02u", m);
-        struct lbt_run r = {"r", model, "x", "train", "fp32", "cpu_ref", "X", 8, 5, 0.1, 0, NULL};
-        json_t *d = lbt_doc("X", NULL, &r, 1, 700 + m);
-        post_doc(&a, f, d);
-        assert_int_equal(a.status, 201);
-        free(a.body);
-        json_decref(d);
+        submit_model(f, NULL, model, 700 + m);
     }
     request(&a, f, "GET", "/", NULL, NULL);
     assert_int_equal(a.status, 200);
