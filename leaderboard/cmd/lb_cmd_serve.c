@@ -100,6 +100,7 @@ static void defaults(struct serve_opts *o, double *n)
     o->server.renders = LB_RENDERS;
     o->server.render_queue = LB_RENDER_QUEUE;
     o->server.render_nice = LB_RENDER_NICE;
+    o->server.render_wait = LB_RENDER_WAIT;
     n[0] = 8443; /* port */
     n[1] = 4;    /* threads */
     n[2] = 256;  /* connections */

@@ -81,9 +81,9 @@ static void accepted(struct lb_buf *b, const struct lb_app *app)
                   "; submitted documents are served as stored, compact. Rankings pages are kept "
                   "a moment once built; a page filtered by backend, batch or submitter is built "
                   "apart from every other request, at most %d at once per service process and "
-                  "%d more waiting (beyond, 503 at once): whatever pages a crowd asks for, the "
-                  "service keeps answering everything else.",
-                  LB_RENDERS, LB_RENDER_QUEUE);
+                  "%d more waiting up to %g s (beyond, 503): whatever pages a crowd asks for, "
+                  "the service keeps answering everything else.",
+                  LB_RENDERS, LB_RENDER_QUEUE, LB_RENDER_WAIT);
     if (app->bounds.upload_memory) {
         lb_buf_puts(b, " Upload bodies being received hold at most ");
         bytes(b, app->bounds.upload_memory);

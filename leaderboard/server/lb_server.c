@@ -246,8 +246,9 @@ static void free_deferred(struct deferred *d)
     free(d);
 }
 
-/* On a render thread: builds the answer (or keeps the "busy" one when the service is stopping)
- * and resumes the connection, if its thread suspended it already. */
+/* On a render thread: builds the answer (or keeps the "busy" one when the request waited too
+ * long or the service is stopping) and resumes the connection, if its thread suspended it
+ * already. */
 static void run_deferred(void *arg, int cancelled)
 {
     struct deferred *d = arg;
@@ -503,8 +504,9 @@ xpb_status lb_server_start(struct lb_server **out, struct lb_app *app,
                                       https};
     if ((st = lb_answers_new(&srv->answers, &answers, srv->trimmer, err)) != XPB_OK)
         goto fail_trimmer;
-    if (opts->renders > 0 && (st = lb_workq_start(&srv->renders, opts->renders, opts->render_queue,
-                                                  opts->render_nice, err)) != XPB_OK)
+    if (opts->renders > 0 &&
+        (st = lb_workq_start(&srv->renders, opts->renders, opts->render_queue, opts->render_nice,
+                             opts->render_wait, err)) != XPB_OK)
         goto fail_answers;
     srv->daemon = start_daemon(srv, flags, sa);
     if (!srv->daemon) {

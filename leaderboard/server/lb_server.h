@@ -30,9 +30,11 @@ struct lb_server_opts {
     int quiet;                      /* no access log */
     /* render threads for the requests whose handler asks to run off the connection threads
      * (lb_response.defer: rankings pages that read runs), with room for render_queue more
-     * waiting and niced by render_nice; 0 renders: handlers run where they are asked */
+     * waiting at most render_wait seconds, niced by render_nice; 0 renders: handlers run where
+     * they are asked */
     unsigned renders, render_queue;
     int render_nice;
+    double render_wait;
     /* bytes the answers being sent may hold together (0: no bound); answers over
      * LB_SMALL_ANSWER must leave a quarter of it to the others (lb_answer.h) */
     size_t answer_memory;

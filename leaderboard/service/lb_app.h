@@ -26,9 +26,10 @@
 #define LB_DEFAULT_ANSWER_MEMORY (64u << 20) /* bytes of answers being sent, together */
 #define LB_SMALL_ANSWER (1u << 20)           /* answers that may use all of that budget */
 #define LB_ANSWERS_FULL_RETRY 5              /* Retry-After when that budget is full, seconds */
-#define LB_RENDERS 2      /* rankings pages that read runs rendered at once, per process */
-#define LB_RENDER_QUEUE 8 /* more such pages waiting for a render thread; beyond: 503 at once */
-#define LB_RENDER_NICE 10 /* the render threads' nice value: connection threads come first */
+#define LB_RENDERS 2        /* rankings pages that read runs rendered at once, per process */
+#define LB_RENDER_QUEUE 8   /* more such pages waiting for a render thread; beyond: 503 at once */
+#define LB_RENDER_NICE 10   /* the render threads' nice value: connection threads come first */
+#define LB_RENDER_WAIT 10.0 /* seconds a page may wait for a render thread, then 503 */
 
 /* The server's own bounds, as configured, for the page that states them (0: not set). */
 struct lb_shown_bounds {

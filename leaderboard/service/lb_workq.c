@@ -7,9 +7,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+
 struct job {
     void (*fn)(void *arg, int cancelled);
     void *arg;
+    double queued; /* xpb_now() when queued */
 };
 
 struct lb_workq {
@@ -19,6 +22,7 @@ struct lb_workq {
     unsigned cap, head, count;
     int stopping;
     int nice;
+    double max_wait_s; /* 0: none */
     unsigned n_threads;
     pthread_t *threads;
     unsigned long long refused;
@@ -45,8 +49,10 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&q->lock);
     struct job job;
     while (next_job(q, &job)) {
+        int late = q->max_wait_s > 0 && xpb_now() - job.queued > q->max_wait_s;
+        q->refused += late;
         pthread_mutex_unlock(&q->lock);
-        job.fn(job.arg, 0);
+        job.fn(job.arg, late);
         pthread_mutex_lock(&q->lock);
     }
     pthread_mutex_unlock(&q->lock);
@@ -54,7 +60,7 @@ static void *worker_main(void *arg)
 }
 
 xpb_status lb_workq_start(struct lb_workq **out, unsigned workers, unsigned waiting, int nice,
-                          xpb_err *err)
+                          double max_wait_s, xpb_err *err)
 {
     *out = NULL;
     struct lb_workq *q = calloc(1, sizeof *q);
@@ -63,6 +69,7 @@ xpb_status lb_workq_start(struct lb_workq **out, unsigned workers, unsigned wait
     unsigned want = workers ? workers : 1;
     q->cap = waiting ? waiting : 1;
     q->nice = nice;
+    q->max_wait_s = max_wait_s;
     q->ring = calloc(q->cap, sizeof *q->ring);
     q->threads = calloc(want, sizeof *q->threads);
     if (!q->ring || !q->threads)
@@ -91,7 +98,7 @@ int lb_workq_submit(struct lb_workq *q, void (*fn)(void *arg, int cancelled), vo
     pthread_mutex_lock(&q->lock);
     int ok = !q->stopping && q->count < q->cap;
     if (ok) {
-        q->ring[(q->head + q->count) % q->cap] = (struct job){fn, arg};
+        q->ring[(q->head + q->count) % q->cap] = (struct job){fn, arg, xpb_now()};
         q->count++;
         pthread_cond_signal(&q->queued);
     } else {

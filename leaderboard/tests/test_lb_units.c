@@ -445,7 +445,7 @@ static void test_workq(void **state)
     (void)state;
     struct lb_workq *q;
     xpb_err err;
-    assert_int_equal(lb_workq_start(&q, 1, 2, 10, &err), XPB_OK);
+    assert_int_equal(lb_workq_start(&q, 1, 2, 10, 0, &err), XPB_OK);
     struct job_probe j[6];
     for (int i = 0; i < 6; i++)
         job_init(&j[i], i != 0 && i != 4);
@@ -471,6 +471,23 @@ static void test_workq(void **state)
     pthread_join(stopper, NULL);
     assert_true(j[4].ran);
     assert_false(lb_workq_submit(q, probe_job, &j[3]));
+    lb_workq_free(q);
+    /* a job that waited longer than the queue allows is called off when its turn comes */
+    assert_int_equal(lb_workq_start(&q, 1, 2, 0, 0.05, &err), XPB_OK);
+    for (int i = 0; i < 2; i++) {
+        pthread_cond_destroy(&j[i].changed);
+        pthread_mutex_destroy(&j[i].lock);
+        job_init(&j[i], i);
+    }
+    assert_true(lb_workq_submit(q, probe_job, &j[0]));
+    job_wait(&j[0], &j[0].started);
+    assert_true(lb_workq_submit(q, probe_job, &j[1]));
+    usleep(100000);
+    job_go(&j[0]);
+    job_wait(&j[1], &j[1].cancelled);
+    assert_true(j[0].ran && !j[1].ran);
+    assert_int_equal(lb_workq_refused(q), 1);
+    lb_workq_stop(q);
     lb_workq_free(q);
     for (int i = 0; i < 6; i++) {
         pthread_cond_destroy(&j[i].changed);
