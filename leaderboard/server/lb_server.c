@@ -296,14 +296,15 @@ static enum MHD_Result defer(struct lb_server *srv, struct MHD_Connection *conn,
     snprintf(d->client, sizeof d->client, "%s", req->client);
     d->req.client = d->client;
     d->req.may_defer = 0; /* the render thread builds it */
+    d->res = *res;        /* the busy answer moves to d, before a render thread may see d */
+    memset(&res->body, 0, sizeof res->body);
     pthread_mutex_init(&d->lock, NULL);
     if (!lb_workq_submit(srv->renders, run_deferred, d)) {
+        *res = d->res; /* back: it is the answer */
         pthread_mutex_destroy(&d->lock);
         free(d);
         goto send_now;
     }
-    d->res = *res; /* the body moves to d: no one else reads res->body */
-    memset(&res->body, 0, sizeof res->body);
     ex->deferred = d;
     pthread_mutex_lock(&d->lock);
     int done = d->done;
