@@ -49,7 +49,7 @@ typedef struct shm_hdr {
 struct ncclComm {
     uint32_t magic;
     int rank, nranks, device;
-    char name[96];
+    char name[NCCL_UNIQUE_ID_BYTES];
     shm_hdr *hdr;
     unsigned char *slots;
     size_t map_len;
