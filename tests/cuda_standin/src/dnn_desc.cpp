@@ -24,7 +24,8 @@ constexpr unsigned k_desc_magic = 0x44455343u; // "DESC"
 
 std::unordered_set<desc *> &descs()
 {
-    static std::unordered_set<desc *> d;
+    static std::unordered_set<desc *> &d =
+        *new std::unordered_set<desc *>; // immortal: reachable at exit
     return d;
 }
 

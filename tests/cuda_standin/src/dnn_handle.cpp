@@ -23,7 +23,8 @@ thread_local char t_message[1024];
 
 std::unordered_set<handle *> &handles()
 {
-    static std::unordered_set<handle *> h;
+    static std::unordered_set<handle *> &h =
+        *new std::unordered_set<handle *>; // immortal: reachable at exit
     return h;
 }
 

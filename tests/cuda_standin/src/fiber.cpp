@@ -18,6 +18,7 @@
 #endif
 #endif
 #if defined(XPBSI_ASAN)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -90,7 +91,8 @@ size_t stack_bytes()
 
 fiber_stack stack_for(size_t i)
 {
-    static std::vector<fiber_stack> pool;
+    static std::vector<fiber_stack> &pool =
+        *new std::vector<fiber_stack>; // immortal: reachable at exit
     while (pool.size() <= i) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE), len = stack_bytes() + page;
         void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
@@ -110,6 +112,10 @@ void fiber_context::init(const fiber_stack &st, void (*entry)())
 {
     stack_bottom = st.base;
     stack_size = st.size;
+#if defined(XPBSI_ASAN)
+    // the frames of the stack's previous fiber never returned: their redzones are still marked
+    __asan_unpoison_memory_region(st.base, st.size);
+#endif
     uintptr_t top = ((uintptr_t)st.base + st.size) & ~(uintptr_t)15;
     // From the top: a zero return address for entry's own frame, entry's address for `ret`
     // (16-byte aligned, so that entry starts with rsp = 8 mod 16 as after a call), six zeroed
@@ -145,6 +151,9 @@ void fiber_context::init(const fiber_stack &st, void (*entry)())
 {
     stack_bottom = st.base;
     stack_size = st.size;
+#if defined(XPBSI_ASAN)
+    __asan_unpoison_memory_region(st.base, st.size);
+#endif
     getcontext(&uc_);
     uc_.uc_stack.ss_sp = st.base;
     uc_.uc_stack.ss_size = st.size;

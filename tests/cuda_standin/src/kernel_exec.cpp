@@ -19,7 +19,7 @@ namespace xpbsi
 
 namespace detail
 {
-thread_local builtins t_builtins;
+__thread builtins t_builtins __attribute__((tls_model("initial-exec")));
 }
 
 thread_local grid_run *t_run = nullptr;
@@ -133,6 +133,7 @@ void settle(grid_run &r, fiber &f)
     uint32_t w = f.linear / 32, bit = 1u << (f.linear % 32);
     switch (f.state) {
     case fstate::done:
+        r.free_stacks.push_back(f.stack);
         r.live--;
         r.warps[w].exited |= bit;
         release_warp(r, w);
@@ -191,9 +192,12 @@ bool run_block(grid_run &r, uint3 bidx)
         f.linear = i;
         f.tid = uint3{i % bx, (i / bx) % by, i / (bx * by)};
         f.state = fstate::ready;
-        f.ctx.init(stack_for(i), entry);
+        f.stack = -1;
         r.order[i] = i;
     }
+    r.free_stacks.clear();
+    for (int i = (int)n - 1; i >= 0; i--)
+        r.free_stacks.push_back(i);
     if (!r.dyn.empty())
         memset(r.dyn.data(), 0xFF, r.dyn.size());
     shuffle_order(r);
@@ -204,6 +208,11 @@ bool run_block(grid_run &r, uint3 bidx)
             if (f.state != fstate::ready)
                 continue;
             ran = true;
+            if (f.stack < 0) {
+                f.stack = r.free_stacks.back();
+                r.free_stacks.pop_back();
+                f.ctx.init(stack_for((size_t)f.stack), entry);
+            }
             r.current = &f;
             detail::t_builtins.thread_idx = f.tid;
             fiber_context::swap(r.sched, f.ctx);
@@ -215,7 +224,8 @@ bool run_block(grid_run &r, uint3 bidx)
             describe_deadlock(r, bidx);
             return false;
         }
-        shuffle_order(r);
+        if (r.live > 0)
+            shuffle_order(r);
     }
     return true;
 }

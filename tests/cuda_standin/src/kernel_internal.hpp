@@ -21,6 +21,7 @@ struct fiber {
     uint3 tid;
     uint32_t linear; // x + y * bx + z * bx * by: lane = linear % 32, warp = linear / 32
     fstate state;
+    int stack; // the stack it runs on, -1 before it first runs
 };
 
 // What a lane brought to a warp-synchronous operation, and what it gets back.
@@ -48,7 +49,10 @@ struct grid_run {
     uint32_t nthreads;
     std::vector<fiber> fibers;
     std::vector<warp_state> warps;
-    std::vector<uint32_t> order; // the order the scheduler tries the fibers in this round
+    std::vector<uint32_t> order;  // the order the scheduler tries the fibers in this round
+    std::vector<int> free_stacks; // stacks no running fiber holds: a thread that returns gives
+                                  // its stack to the next one, so a kernel without barriers
+                                  // runs every thread of a block on one warm stack
     std::vector<unsigned char> dyn;
     uint32_t live;       // threads that have not returned
     uint32_t at_barrier; // threads waiting in __syncthreads

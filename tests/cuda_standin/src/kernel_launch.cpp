@@ -25,7 +25,8 @@ namespace
 {
 
 unsigned long long g_grids = 0;
-std::map<const void *, int> g_max_dynamic_smem; // cudaFuncAttributeMaxDynamicSharedMemorySize
+// cudaFuncAttributeMaxDynamicSharedMemorySize by kernel (immortal: reachable at exit)
+std::map<const void *, int> &g_max_dynamic_smem = *new std::map<const void *, int>;
 struct sigaction g_prev_segv, g_prev_bus;
 
 void on_fault(int sig, siginfo_t *si, void *)
@@ -47,6 +48,7 @@ void on_fault(int sig, siginfo_t *si, void *)
 void arm_fault_handler()
 {
     thread_local bool alt = false;
+    thread_local void *alt_stack = nullptr; // kept for the life of the thread
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
@@ -59,7 +61,7 @@ void arm_fault_handler()
         if (sigaltstack(nullptr, &old) == 0 && (old.ss_flags & SS_DISABLE)) {
             stack_t ss;
             ss.ss_size = 256 << 10;
-            ss.ss_sp = malloc(ss.ss_size); // kept for the life of the thread
+            ss.ss_sp = alt_stack = malloc(ss.ss_size);
             ss.ss_flags = 0;
             if (ss.ss_sp)
                 sigaltstack(&ss, nullptr);

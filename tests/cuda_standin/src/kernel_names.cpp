@@ -77,7 +77,8 @@ std::string from_symtab(const char *path, uint64_t addr)
 
 std::string kernel_name(const void *fn)
 {
-    static std::map<const void *, std::string> cache;
+    static std::map<const void *, std::string> &cache =
+        *new std::map<const void *, std::string>; // immortal: reachable at exit
     XPBSI_LOCK;
     auto it = cache.find(fn);
     if (it != cache.end())

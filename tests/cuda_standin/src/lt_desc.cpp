@@ -74,7 +74,8 @@ const attr_def k_pref_attrs[] = {
 
 std::unordered_set<void *> &live()
 {
-    static std::unordered_set<void *> s;
+    static std::unordered_set<void *> &s =
+        *new std::unordered_set<void *>; // immortal: reachable at exit
     return s;
 }
 

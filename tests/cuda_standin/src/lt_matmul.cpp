@@ -305,6 +305,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
     cublasStatus_t s = checked(computeDesc, Adesc, Bdesc, Cdesc, Ddesc, p, "cublasLtMatmul");
     if (s != CUBLAS_STATUS_SUCCESS)
         return s;
+    // in place (C == D) only with the same layout: "ldc == ldd, Ctype == Dtype, same order"
+    if (C == D && (p.c.ld != p.d.ld || p.c.row_major != p.d.row_major || p.c.type != p.d.type ||
+                   p.c.batch_stride != p.d.batch_stride)) {
+        xpbsi::diag("cublasLtMatmul: C and D are the same memory with different layouts");
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
     if (!alpha || !beta) {
         xpbsi::diag("cublasLtMatmul: alpha and beta are host pointers, not NULL");
         return CUBLAS_STATUS_INVALID_VALUE;

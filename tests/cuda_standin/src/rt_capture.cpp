@@ -35,7 +35,8 @@ void end(capture &c)
 
 std::vector<std::shared_ptr<capture>> &active_captures()
 {
-    static std::vector<std::shared_ptr<capture>> a;
+    static std::vector<std::shared_ptr<capture>> &a =
+        *new std::vector<std::shared_ptr<capture>>; // immortal: reachable at exit
     return a;
 }
 

@@ -70,7 +70,7 @@ const error_text k_texts[] = {
 
 std::recursive_mutex &big_lock()
 {
-    static std::recursive_mutex m;
+    static std::recursive_mutex &m = *new std::recursive_mutex; // immortal: reachable at exit
     return m;
 }
 

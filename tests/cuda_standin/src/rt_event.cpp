@@ -17,7 +17,8 @@ namespace
 
 std::unordered_set<CUevent_st *> &events()
 {
-    static std::unordered_set<CUevent_st *> e;
+    static std::unordered_set<CUevent_st *> &e =
+        *new std::unordered_set<CUevent_st *>; // immortal: reachable at exit
     return e;
 }
 

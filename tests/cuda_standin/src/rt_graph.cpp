@@ -16,13 +16,15 @@ namespace
 
 std::unordered_set<CUgraph_st *> &graphs()
 {
-    static std::unordered_set<CUgraph_st *> g;
+    static std::unordered_set<CUgraph_st *> &g =
+        *new std::unordered_set<CUgraph_st *>; // immortal: reachable at exit
     return g;
 }
 
 std::unordered_set<CUgraphExec_st *> &execs()
 {
-    static std::unordered_set<CUgraphExec_st *> e;
+    static std::unordered_set<CUgraphExec_st *> &e =
+        *new std::unordered_set<CUgraphExec_st *>; // immortal: reachable at exit
     return e;
 }
 

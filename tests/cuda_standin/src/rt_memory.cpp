@@ -45,7 +45,7 @@ struct memory_state {
 
 memory_state &mem()
 {
-    static memory_state m;
+    static memory_state &m = *new memory_state; // immortal: reachable at exit
     return m;
 }
 

@@ -24,7 +24,8 @@ thread_local CUstream_st t_per_thread = {
 
 std::unordered_set<CUstream_st *> &streams()
 {
-    static std::unordered_set<CUstream_st *> s;
+    static std::unordered_set<CUstream_st *> &s =
+        *new std::unordered_set<CUstream_st *>; // immortal: reachable at exit
     return s;
 }
 

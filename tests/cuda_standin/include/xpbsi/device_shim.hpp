@@ -11,7 +11,8 @@
 // start of a block is whatever the previous block left, undefined as on a GPU); __constant__
 // and __managed__ variables are ordinary globals. Dynamic shared memory is
 // xpbsi::dynamic_shared<T>() (`extern __shared__ T name[]` does not compile here: `extern static`).
-// threadIdx, blockIdx, blockDim, gridDim and warpSize name the running thread's values, and the
+// threadIdx, blockIdx, blockDim, gridDim and warpSize name the running thread's values (blockDim
+// and gridDim as uint3, which converts to dim3), and the
 // device functions of device_functions.hpp (barriers, shuffles, votes, atomics, intrinsics) are
 // declared. __noinline__ is not given a meaning: GCC's own headers use that spelling. __CUDA_ARCH__
 // stays undefined: code that selects a path by architecture takes the host path.
@@ -60,8 +61,8 @@
 
 #define threadIdx (static_cast<const uint3 &>(::xpbsi::detail::t_builtins.thread_idx))
 #define blockIdx (static_cast<const uint3 &>(::xpbsi::detail::t_builtins.block_idx))
-#define blockDim (static_cast<const dim3 &>(::xpbsi::detail::t_builtins.block_dim))
-#define gridDim (static_cast<const dim3 &>(::xpbsi::detail::t_builtins.grid_dim))
+#define blockDim (static_cast<const uint3 &>(::xpbsi::detail::t_builtins.block_dim))
+#define gridDim (static_cast<const uint3 &>(::xpbsi::detail::t_builtins.grid_dim))
 constexpr int warpSize = 32;
 
 // min and max of device code, for the types kernels mix (CUDA Math API, Integer and

@@ -31,17 +31,20 @@ namespace xpbsi
 {
 
 // The built-in variables of the thread that runs now (set by the scheduler at every switch).
+// Plain data, so that they can live in static thread-local storage: kernels read them all the
+// time, and a __thread variable with the initial-exec model is one load, where a C++
+// thread_local costs a call (and __tls_get_addr in a shared object) per read.
 struct builtins {
     uint3 thread_idx;
     uint3 block_idx;
-    dim3 block_dim;
-    dim3 grid_dim;
+    uint3 block_dim;
+    uint3 grid_dim;
 };
 
 namespace detail
 {
 
-extern thread_local builtins t_builtins;
+extern __thread builtins t_builtins __attribute__((tls_model("initial-exec")));
 
 // A launch whose arguments are bound: run_thread() runs the kernel body for the current thread.
 class kernel_job
