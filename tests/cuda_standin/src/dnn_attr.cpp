@@ -63,35 +63,22 @@ const std::vector<attr_spec> k_tensor = {
       NONE),
 };
 
-const std::vector<attr_spec> k_conv_fwd = {
-    SCALAR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, REQUIRED),
-    SCALAR(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, REQUIRED),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, REQUIRED,
-         CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, REQUIRED, TENSOR_D),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, REQUIRED, TENSOR_D),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, REQUIRED, TENSOR_D),
-};
-
-const std::vector<attr_spec> k_conv_bwd_data = {
-    SCALAR(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, REQUIRED),
-    SCALAR(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, REQUIRED),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, REQUIRED,
-         CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, REQUIRED, TENSOR_D),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, REQUIRED, TENSOR_D),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, REQUIRED, TENSOR_D),
-};
-
-const std::vector<attr_spec> k_conv_bwd_filter = {
-    SCALAR(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, REQUIRED),
-    SCALAR(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, REQUIRED),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, REQUIRED,
-         CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, REQUIRED, TENSOR_D),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, REQUIRED, TENSOR_D),
-    DESC(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, REQUIRED, TENSOR_D),
-};
+// The three convolution operations have the same attributes under their own names: alpha and
+// beta, the convolution descriptor, and three tensors.
+#define CONV_OP(P, T1, T2, T3)                                                                     \
+    {                                                                                              \
+        SCALAR(P##ALPHA, REQUIRED), SCALAR(P##BETA, REQUIRED),                                     \
+            DESC(P##CONV_DESC, REQUIRED, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR),                    \
+            DESC(P##T1, REQUIRED, TENSOR_D), DESC(P##T2, REQUIRED, TENSOR_D),                      \
+            DESC(P##T3, REQUIRED, TENSOR_D),                                                       \
+    }
+const std::vector<attr_spec> k_conv_fwd =
+    CONV_OP(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_, W, X, Y);
+const std::vector<attr_spec> k_conv_bwd_data =
+    CONV_OP(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_, W, DX, DY);
+const std::vector<attr_spec> k_conv_bwd_filter =
+    CONV_OP(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_, DW, X, DY);
+#undef CONV_OP
 
 // Which of X, B, Y, dX, dY, T a mode needs is checked at finalization (dnn_ops.cpp).
 const std::vector<attr_spec> k_op_pointwise = {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dnn_conv.hpp"
 #include "dnn_internal.hpp"
 
 namespace xpbsi
@@ -20,13 +21,6 @@ namespace
 {
 
 constexpr int k_chunk = 16; // products per partial sum in a reduced-precision reduction
-
-// The shape of a convolution, its spatial part always 3-D (leading sizes 1).
-struct geom {
-    int64_t n, c, k, cg, kg;
-    int64_t in[3], flt[3], out[3], str[3], dil[3], pad[3];
-    bool flip;
-};
 
 geom geometry(const op_info &op, const tensor_info &x, const tensor_info &w, const tensor_info &y)
 {
@@ -254,15 +248,27 @@ void run_conv(const op_info &op, const void *a, const void *w, void *y, const co
     for (int64_t d : ty.dims)
         total *= d;
     std::vector<float> r((size_t)total);
+    // fp32 accumulation runs the loops in an order that walks memory (the same order of
+    // additions per result); a reduced-precision reduction keeps one accumulator per result
+    bool fast = !proto.reduced;
     switch (op.kind) {
     case op_kind::conv_fwd:
-        forward(geometry(op, ta, tw, ty), da, dw, r, proto);
+        if (fast)
+            forward_fp32(geometry(op, ta, tw, ty), da.data(), dw.data(), r.data());
+        else
+            forward(geometry(op, ta, tw, ty), da, dw, r, proto);
         break;
     case op_kind::conv_bwd_data:
-        backward_data(geometry(op, ty, tw, ta), da, dw, r, proto);
+        if (fast)
+            backward_data_fp32(geometry(op, ty, tw, ta), da.data(), dw.data(), r.data());
+        else
+            backward_data(geometry(op, ty, tw, ta), da, dw, r, proto);
         break;
     default:
-        backward_filter(geometry(op, ta, ty, tw), da, dw, r, proto);
+        if (fast)
+            backward_filter_fp32(geometry(op, ta, ty, tw), da.data(), dw.data(), r.data());
+        else
+            backward_filter(geometry(op, ta, ty, tw), da, dw, r, proto);
         break;
     }
     scatter(ty, y, r, op.alpha, op.beta);

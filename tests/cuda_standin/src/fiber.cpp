@@ -87,6 +87,32 @@ size_t stack_bytes()
     return bytes;
 }
 
+// AddressSanitizer's fiber protocol around a switch from one stack to another: announce the
+// stack we go to (and whether the one we leave dies), then, once back, finish the switch.
+void *before_switch(const fiber_context &to, bool from_dying)
+{
+#if defined(XPBSI_ASAN)
+    void *fake = nullptr;
+    const void *bottom = to.stack_bottom ? to.stack_bottom : t_main_bottom;
+    size_t size = to.stack_bottom ? to.stack_size : t_main_size;
+    __sanitizer_start_switch_fiber(from_dying ? nullptr : &fake, bottom, size);
+    return fake;
+#else
+    (void)to;
+    (void)from_dying;
+    return nullptr;
+#endif
+}
+
+void after_switch(void *fake)
+{
+#if defined(XPBSI_ASAN)
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    (void)fake;
+#endif
+}
+
 } // namespace
 
 fiber_stack stack_for(size_t i)
@@ -133,18 +159,9 @@ void fiber_context::init(const fiber_stack &st, void (*entry)())
 
 void fiber_context::swap(fiber_context &from, fiber_context &to, bool from_dying)
 {
-#if defined(XPBSI_ASAN)
-    void *fake = nullptr;
-    const void *bottom = to.stack_bottom ? to.stack_bottom : t_main_bottom;
-    size_t size = to.stack_bottom ? to.stack_size : t_main_size;
-    __sanitizer_start_switch_fiber(from_dying ? nullptr : &fake, bottom, size);
-#else
-    (void)from_dying;
-#endif
+    void *fake = before_switch(to, from_dying);
     xpbsi_fiber_switch(&from.sp_, to.sp_);
-#if defined(XPBSI_ASAN)
-    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
-#endif
+    after_switch(fake);
 }
 #else
 void fiber_context::init(const fiber_stack &st, void (*entry)())
@@ -163,18 +180,9 @@ void fiber_context::init(const fiber_stack &st, void (*entry)())
 
 void fiber_context::swap(fiber_context &from, fiber_context &to, bool from_dying)
 {
-#if defined(XPBSI_ASAN)
-    void *fake = nullptr;
-    const void *bottom = to.stack_bottom ? to.stack_bottom : t_main_bottom;
-    size_t size = to.stack_bottom ? to.stack_size : t_main_size;
-    __sanitizer_start_switch_fiber(from_dying ? nullptr : &fake, bottom, size);
-#else
-    (void)from_dying;
-#endif
+    void *fake = before_switch(to, from_dying);
     swapcontext(&from.uc_, &to.uc_);
-#if defined(XPBSI_ASAN)
-    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
-#endif
+    after_switch(fake);
 }
 #endif
 

@@ -90,9 +90,7 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
 // the stream is not already in capture mode."
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed)
         return xpbsi::record(cudaErrorInvalidValue);
     CUstream_st *st = xpbsi::resolve(stream);
@@ -120,9 +118,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMo
 // origin stream (cudaErrorStreamCaptureUnjoined).
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!pGraph)
         return xpbsi::record(cudaErrorInvalidValue);
     *pGraph = nullptr;
@@ -155,9 +151,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!pCaptureStatus)
         return xpbsi::record(cudaErrorInvalidValue);
     CUstream_st *st = xpbsi::resolve(stream);

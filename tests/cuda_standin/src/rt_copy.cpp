@@ -120,9 +120,7 @@ extern "C" {
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_copy(dst, src, count, kind, "cudaMemcpyAsync"))
         return xpbsi::record(e);
     if (count == 0)
@@ -133,9 +131,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 // Synchronous: potentially unsafe during a capture, and ordered after the legacy stream.
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_copy(dst, src, count, kind, "cudaMemcpy"))
         return xpbsi::record(e);
     if (cudaError_t e = xpbsi::check_unsafe("cudaMemcpy"))
@@ -150,9 +146,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
 
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_fill(devPtr, count, "cudaMemsetAsync"))
         return xpbsi::record(e);
     if (count == 0)
@@ -162,9 +156,7 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t 
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_fill(devPtr, count, "cudaMemset"))
         return xpbsi::record(e);
     if (cudaError_t e = xpbsi::check_unsafe("cudaMemset"))
@@ -178,9 +170,7 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 
 cudaError_t xpbsi_poison_async(void *device_ptr, size_t bytes, cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_fill(device_ptr, bytes, "xpbsi_poison_async"))
         return xpbsi::record(e);
     if (bytes == 0)

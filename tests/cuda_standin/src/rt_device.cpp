@@ -98,9 +98,7 @@ cudaError_t cudaGetDeviceCount(int *count)
 
 cudaError_t cudaSetDevice(int device)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!xpbsi::valid_device(device))
         return xpbsi::record(cudaErrorInvalidDevice);
     xpbsi::t_device = device;
@@ -109,9 +107,7 @@ cudaError_t cudaSetDevice(int device)
 
 cudaError_t cudaGetDevice(int *device)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!device)
         return xpbsi::record(cudaErrorInvalidValue);
     *device = xpbsi::t_device;
@@ -120,9 +116,7 @@ cudaError_t cudaGetDevice(int *device)
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!prop)
         return xpbsi::record(cudaErrorInvalidValue);
     if (!xpbsi::valid_device(device))
@@ -173,9 +167,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!value)
         return xpbsi::record(cudaErrorInvalidValue);
     if (!xpbsi::valid_device(device))
@@ -237,9 +229,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 
 cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!pciBusId || len <= 0)
         return xpbsi::record(cudaErrorInvalidValue);
     if (!xpbsi::valid_device(device))

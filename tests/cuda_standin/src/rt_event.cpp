@@ -53,9 +53,7 @@ extern "C" {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     const unsigned known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
     // "cudaEventInterprocess ... must be specified with cudaEventDisableTiming"
     if (!event || (flags & ~known) ||
@@ -74,9 +72,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *event)
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUevent_st *ev = xpbsi::event_of(event);
     if (!ev)
         return xpbsi::record(cudaErrorInvalidResourceHandle);
@@ -88,9 +84,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUevent_st *ev = xpbsi::event_of(event);
     CUstream_st *st = xpbsi::resolve(stream);
     if (!ev || !st)
@@ -114,9 +108,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUevent_st *ev = xpbsi::event_of(event);
     if (!ev)
         return xpbsi::record(cudaErrorInvalidResourceHandle);
@@ -125,9 +117,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUevent_st *ev = xpbsi::event_of(event);
     if (!ev)
         return xpbsi::record(cudaErrorInvalidResourceHandle);
@@ -142,9 +132,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 // function will return cudaErrorInvalidResourceHandle."
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUevent_st *a = xpbsi::event_of(start), *b = xpbsi::event_of(end);
     if (!ms)
         return xpbsi::record(cudaErrorInvalidValue);
@@ -167,9 +155,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 // crosses the capture boundary unless cudaEventWaitExternal is given.
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUevent_st *ev = xpbsi::event_of(event);
     CUstream_st *st = xpbsi::resolve(stream);
     if (!ev || !st)

@@ -48,9 +48,7 @@ extern "C" {
 
 cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!pGraph || flags != 0)
         return xpbsi::record(cudaErrorInvalidValue);
     *pGraph = xpbsi::make_graph({});
@@ -59,9 +57,7 @@ cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUgraph_st *g = xpbsi::graph_of(graph);
     if (!g)
         return xpbsi::record(cudaErrorInvalidValue);
@@ -74,9 +70,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                  unsigned long long flags)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     const unsigned long long known =
         cudaGraphInstantiateFlagAutoFreeOnLaunch | cudaGraphInstantiateFlagUpload |
         cudaGraphInstantiateFlagDeviceLaunch | cudaGraphInstantiateFlagUseNodePriority;
@@ -91,9 +85,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!graphExec || !xpbsi::execs().count(graphExec))
         return xpbsi::record(cudaErrorInvalidValue);
     xpbsi::execs().erase(graphExec);
@@ -105,9 +97,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 // Nothing to upload: the executable graph is checked and the stream validated, in stream order.
 cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!graphExec || !xpbsi::execs().count(graphExec))
         return xpbsi::record(cudaErrorInvalidValue);
     if (!xpbsi::resolve(stream))
@@ -117,9 +107,7 @@ cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!graphExec || !xpbsi::execs().count(graphExec))
         return xpbsi::record(cudaErrorInvalidValue);
     std::vector<xpbsi::work_ptr> nodes = graphExec->nodes;

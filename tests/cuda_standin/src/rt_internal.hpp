@@ -41,6 +41,11 @@ void make_sticky(cudaError_t e, const char *fmt, ...) __attribute__((format(prin
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // The common prologue of a runtime call: the sticky error, recorded, or cudaSuccess.
 cudaError_t enter();
+// The prologue of every runtime entry point: the lock, and the sticky error returned at once.
+#define XPBSI_API_ENTER                                                                            \
+    XPBSI_LOCK;                                                                                    \
+    if (cudaError_t xpbsi_sticky_ = ::xpbsi::enter())                                              \
+    return xpbsi_sticky_
 
 // ---- rt_device.cpp --------------------------------------------------------------------------
 struct device_spec {

@@ -250,9 +250,7 @@ extern "C" {
 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!devPtr)
         return xpbsi::record(cudaErrorInvalidValue);
     if (cudaError_t e = xpbsi::check_unsafe("cudaMalloc"))
@@ -275,9 +273,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 // start of a live cudaMalloc allocation is cudaErrorInvalidValue.
 cudaError_t cudaFree(void *devPtr)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!devPtr)
         return cudaSuccess;
     if (cudaError_t e = xpbsi::check_unsafe("cudaFree"))
@@ -287,9 +283,7 @@ cudaError_t cudaFree(void *devPtr)
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     const unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
     if (!pHost || (flags & ~known))
         return xpbsi::record(cudaErrorInvalidValue);
@@ -309,9 +303,7 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
 
 cudaError_t cudaFreeHost(void *ptr)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!ptr)
         return cudaSuccess;
     if (cudaError_t e = xpbsi::check_unsafe("cudaFreeHost"))
@@ -321,9 +313,7 @@ cudaError_t cudaFreeHost(void *ptr)
 
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!free || !total)
         return xpbsi::record(cudaErrorInvalidValue);
     *total = xpbsi::device().total_mem;
@@ -333,9 +323,7 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!attributes)
         return xpbsi::record(cudaErrorInvalidValue);
     xpbsi::mem_info m = xpbsi::lookup(ptr);

@@ -137,9 +137,7 @@ extern "C" {
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         return xpbsi::record(cudaErrorInvalidValue);
     CUstream_st *s =
@@ -156,9 +154,7 @@ cudaError_t cudaStreamCreate(cudaStream_t *pStream)
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     CUstream_st *st = xpbsi::resolve(stream);
     if (!st || st->implicit)
         return xpbsi::record(cudaErrorInvalidResourceHandle);
@@ -177,9 +173,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_sync(stream, "cudaStreamSynchronize"))
         return xpbsi::record(e);
     xpbsi::check_canaries();
@@ -189,17 +183,13 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 // All work is complete when it has been enqueued: cudaSuccess, never cudaErrorNotReady.
 cudaError_t cudaStreamQuery(cudaStream_t stream)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     return xpbsi::record(xpbsi::check_sync(stream, "cudaStreamQuery"));
 }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    XPBSI_LOCK;
-    if (cudaError_t e = xpbsi::enter())
-        return e;
+    XPBSI_API_ENTER;
     if (cudaError_t e = xpbsi::check_unsafe("cudaDeviceSynchronize"))
         return xpbsi::record(e);
     xpbsi::check_canaries();
