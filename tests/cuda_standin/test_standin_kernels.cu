@@ -3,9 +3,9 @@
  * sum with the barriers and a wrong one without them (the fibers expose the race); warp
  * shuffles, votes, atomics and dynamic shared memory behave as the CUDA Programming Guide says;
  * bad launch configurations set the last error; an out-of-bounds access and a deadlock make the
- * context's error sticky (checked in a child process, since a sticky error cannot be undone). */
-#include "xpbsi/device_shim.hpp"
-
+ * context's error sticky (checked in a child process, since a sticky error cannot be undone).
+ * Compiled as the plugin's kernels are: a .cu file with the device shim force-included
+ * (xpb_cuda_standin_kernels). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

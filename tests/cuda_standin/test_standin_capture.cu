@@ -4,9 +4,9 @@
  * arguments of its capture, and the rules of capture are enforced: potentially unsafe calls by
  * capture mode, synchronisation of a capturing stream, the legacy stream's implicit dependency,
  * forks that are never joined, waits on events from outside the capture, ending from another
- * thread, querying a captured event. */
-#include "xpbsi/device_shim.hpp"
-
+ * thread, querying a captured event.
+ * Compiled as the plugin's kernels are: a .cu file with the device shim force-included
+ * (xpb_cuda_standin_kernels). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
