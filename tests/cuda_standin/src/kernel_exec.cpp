@@ -22,7 +22,7 @@ namespace detail
 __thread builtins t_builtins __attribute__((tls_model("initial-exec")));
 }
 
-thread_local grid_run *t_run = nullptr;
+__thread grid_run *t_run __attribute__((tls_model("initial-exec"))) = nullptr;
 
 uint64_t next_random(uint64_t &state)
 {
@@ -103,28 +103,36 @@ void release_group(grid_run &r, uint32_t w, uint32_t group)
     ws.waiting &= ~group;
 }
 
-// Releases every group of waiting lanes of warp w that is complete.
+// Releases the lanes of warp w waiting with `mask` if every lane it names that has not returned
+// waits with that same mask.
+void try_release(grid_run &r, uint32_t w, uint32_t mask)
+{
+    warp_state &ws = r.warps[w];
+    uint32_t need = mask & ws.exists & ~ws.exited;
+    if (!need || (ws.waiting & need) != need)
+        return;
+    for (uint32_t b = need; b; b &= b - 1)
+        if (ws.lane[__builtin_ctz(b)].mask != mask)
+            return;
+    release_group(r, w, need);
+}
+
+// After a lane of warp w returned: the groups it no longer holds back (one per distinct mask).
 void release_warp(grid_run &r, uint32_t w)
 {
     warp_state &ws = r.warps[w];
-    for (bool progress = true; progress && ws.waiting;) {
-        progress = false;
-        for (int l = 0; l < 32 && !progress; l++) {
-            if (!(ws.waiting >> l & 1u))
-                continue;
-            uint32_t mask = ws.lane[l].mask, need = mask & ws.exists & ~ws.exited;
-            if ((ws.waiting & need) != need)
-                continue;
-            bool same = true;
-            for (int k = 0; k < 32; k++)
-                if ((need >> k & 1u) && ws.lane[k].mask != mask)
-                    same = false;
-            if (same) {
-                release_group(r, w, need);
-                progress = true;
-            }
-        }
+    uint32_t masks[32];
+    int n = 0;
+    for (uint32_t b = ws.waiting; b; b &= b - 1) {
+        uint32_t m = ws.lane[__builtin_ctz(b)].mask;
+        bool seen = false;
+        for (int i = 0; i < n && !seen; i++)
+            seen = masks[i] == m;
+        if (!seen)
+            masks[n++] = m;
     }
+    for (int i = 0; i < n; i++)
+        try_release(r, w, masks[i]);
 }
 
 // After thread f switched back: what its wait or its return releases.
@@ -143,7 +151,7 @@ void settle(grid_run &r, fiber &f)
         release_barrier(r);
         break;
     case fstate::warp:
-        release_warp(r, w);
+        try_release(r, w, r.warps[w].lane[f.linear % 32].mask);
         break;
     case fstate::ready:
         break;

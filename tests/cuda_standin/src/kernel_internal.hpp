@@ -69,7 +69,7 @@ struct grid_run {
     int fault_sig;
 };
 
-extern thread_local grid_run *t_run;
+extern __thread grid_run *t_run __attribute__((tls_model("initial-exec")));
 
 // Runs every thread of the block blockIdx = bidx to completion; false when the block failed
 // (r.failure says why).
