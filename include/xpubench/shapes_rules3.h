@@ -109,7 +109,8 @@ static inline xpb_status xpb_shp_matmul(const struct xpb_shp_check *c)
 
 /* ---- data movement and broadcasting ---- */
 
-/* PERMUTE: perm is a permutation of 0 .. ndim-1; output dim d is input dim perm[d]. */
+/* PERMUTE: perm is a permutation of 0 .. ndim-1; output dim d is input dim perm[d]; y has x's
+ * dtype (F32 or I32). */
 static inline xpb_status xpb_shp_permute(const struct xpb_shp_check *c)
 {
     const xpb_op *e = xpb_shp_ext(c);
@@ -128,7 +129,15 @@ static inline xpb_status xpb_shp_permute(const struct xpb_shp_check *c)
         seen |= 1u << p;
         y[d] = x->dims[p];
     }
-    return xpb_shp_expect_shape(c, XPB_SHP_OUT(0), x->ndim, y);
+    xpb_status st = xpb_shp_expect_shape(c, XPB_SHP_OUT(0), x->ndim, y);
+    if (st != XPB_OK || c->out[0]->dtype == x->dtype)
+        return st;
+    char ly[160], lx[160], sy[16], sx[16];
+    return xpb_shp_fail(c, XPB_INVALID_ARGUMENT, "%s must have the dtype of %s (%s), found %s",
+                        xpb_shp_label(ly, sizeof ly, c, XPB_SHP_OUT(0)),
+                        xpb_shp_label(lx, sizeof lx, c, XPB_SHP_IN(0)),
+                        xpb_shp_dtype_str(sx, sizeof sx, x->dtype),
+                        xpb_shp_dtype_str(sy, sizeof sy, c->out[0]->dtype));
 }
 
 /* ADD_BROADCAST, MUL: y has the broadcast shape of a and b (numpy's rules). */

@@ -323,25 +323,34 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Runs op `i` through its kernel. Descriptors were checked by compile. */
+/* Runs op `i` through its kernel. Descriptors and operand counts were checked by compile. */
 static xpb_status run_op(xpb_executable *exe, uint32_t i)
 {
     const xpb_program *p = exe->prog;
     const xpb_op *op = xpb_program_op(p, i);
-    ref_op_args a = {.op = op, .call_index = exe->calls[i], .comm = exe->comm};
+    /* The kernels read a complete xpb_op: an older host's op is shorter (op_stride), the
+     * members it lacks are zero, which keeps every op's earlier meaning. */
+    xpb_op full;
+    memset(&full, 0, sizeof full);
+    memcpy(&full, op, p->op_stride < sizeof full ? p->op_stride : sizeof full);
+    ref_op_args a = {.op = &full, .call_index = exe->calls[i], .comm = exe->comm};
     char msg[REF_ERR_SIZE] = "";
     a.err = msg;
     a.err_size = sizeof msg;
-    for (uint32_t k = 0; k < op->n_inputs; k++)
-        if (op->inputs[k] != XPB_NO_TENSOR) {
-            a.in_desc[k] = xpb_program_tensor(p, op->inputs[k]);
-            a.in[k] = exe->buf[op->inputs[k]];
+    for (uint32_t k = 0; k < op->n_inputs; k++) {
+        uint32_t t = xpb_op_input(p, op, k);
+        if (t != XPB_NO_TENSOR) {
+            a.in_desc[k] = xpb_program_tensor(p, t);
+            a.in[k] = exe->buf[t];
         }
-    for (uint32_t k = 0; k < op->n_outputs; k++)
-        if (op->outputs[k] != XPB_NO_TENSOR) {
-            a.out_desc[k] = xpb_program_tensor(p, op->outputs[k]);
-            a.out[k] = exe->buf[op->outputs[k]];
+    }
+    for (uint32_t k = 0; k < op->n_outputs; k++) {
+        uint32_t t = xpb_op_output(p, op, k);
+        if (t != XPB_NO_TENSOR) {
+            a.out_desc[k] = xpb_program_tensor(p, t);
+            a.out[k] = exe->buf[t];
         }
+    }
     ref_kernel_fn kernel = ref_kernel_for(op->kind);
     double t0 = exe->profiling ? now_seconds() : 0.0;
     xpb_status st = kernel(&a);
