@@ -26,7 +26,7 @@
 static const xpb_model_param alexnet_params[] = {
     {"variant", XPB_MPARAM_STRING, "imagenet", "imagenet",
      "torchvision alexnet: 3x224x224, 1000 classes (the only variant)"},
-    {"dropout", XPB_MPARAM_FLOAT, "0.5", "0..0.99",
+    {"dropout", XPB_MPARAM_FLOAT, "0.5", "0.0..0.99",
      "p of the classifier's two Dropout layers (torchvision's dropout argument)"},
     {"num_classes", XPB_MPARAM_INT, "1000", "2..100000", "outputs of classifier.6"},
     {"image_size", XPB_MPARAM_INT, "224", "63..1024",

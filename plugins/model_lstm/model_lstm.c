@@ -36,7 +36,7 @@ static const xpb_model_param lstm_params[] = {
     {"hidden", XPB_MPARAM_INT, "0", "0..65536",
      "embedding size and LSTM units; 0 = the variant's (650, 1500)"},
     {"layers", XPB_MPARAM_INT, "2", "1..64", "stacked LSTM layers"},
-    {"dropout", XPB_MPARAM_FLOAT, "-1", "-1..0.99",
+    {"dropout", XPB_MPARAM_FLOAT, "-1", "-1.0..0.99",
      "dropout on the embedding, between layers and on the output; -1 = the variant's (0.5, "
      "0.65)"},
 };

@@ -31,7 +31,7 @@ static const xpb_model_param tfm_params[] = {
     {"d_ff", XPB_MPARAM_INT, "0", "0..262144", "feed-forward width; 0 = 4 x d_model (2048, 3072)"},
     {"context", XPB_MPARAM_INT, "0", "0..65536",
      "gpt2-small only: rows of the learned position table; 0 = 1024"},
-    {"dropout", XPB_MPARAM_FLOAT, "0.1", "0..0.99", "every dropout of the model (0: none)"},
+    {"dropout", XPB_MPARAM_FLOAT, "0.1", "0.0..0.99", "every dropout of the model (0: none)"},
 };
 
 /* Reads the parameters into t->c, the variant's values for those left at 0, and checks that
