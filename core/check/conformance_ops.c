@@ -115,6 +115,7 @@ void xpb_ct_run_case(xpb_ct_result *r, const xpb_ct_side *test, const xpb_ct_sid
         snprintf(r->msg, sizeof r->msg, "out of memory");
         return;
     }
+    xpb_ct_masks(c, in);
     xpb_compile_options ot = {.struct_size = sizeof ot,
                               .precision = opt->precision,
                               .fusion = opt->fusion,

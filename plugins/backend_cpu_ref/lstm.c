@@ -164,12 +164,8 @@ xpb_status ref_lstm_bwd(const ref_op_args *a)
     ref_gemm(1, 0, h4, d.h, rows - d.b, 1.0f, dg + d.b * h4, h4, y, d.h, 0.0f, dw_hh, d.h);
     if (h0)
         ref_gemm(1, 0, h4, d.h, d.b, 1.0f, dg, h4, h0, d.h, 1.0f, dw_hh, d.h);
-    for (int64_t j = 0; j < h4; j++) {
-        double sum = 0.0;
-        for (int64_t r = 0; r < rows; r++)
-            sum += dg[r * h4 + j];
-        db_ih[j] = db_hh[j] = (float)sum;
-    }
+    ref_sum_rows(db_ih, dg, rows, h4);
+    memcpy(db_hh, db_ih, (size_t)h4 * sizeof *db_hh);
     if (dh0)
         memcpy(dh0, dh, (size_t)bh * sizeof *dh0);
     if (dc0)

@@ -58,12 +58,8 @@ xpb_status ref_matmul(const ref_op_args *a)
     int64_t m = op_rows(ma), k = op_cols(ma), n = op_cols(mb);
     float *y = a->out[0];
     ref_gemm(ma.t, mb.t, m, n, k, 1.0f, a->in[0], ma.cols, a->in[1], mb.cols, 0.0f, y, n);
-    if (a->op->n_inputs > 2 && a->in[2]) {
-        const float *bias = a->in[2];
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++)
-                y[i * n + j] += bias[j];
-    }
+    if (a->op->n_inputs > 2 && a->in[2])
+        ref_add_bias_rows(y, m, n, a->in[2]);
     return XPB_OK;
 }
 
@@ -76,16 +72,8 @@ xpb_status ref_matmul_bwd(const ref_op_args *a)
     const float *dy = a->in[0];
     matmul_grads(ma, mb, dy, a->in[1], a->in[2], a->out[0],
                  a->op->n_outputs > 1 ? a->out[1] : NULL);
-    float *dbias = a->op->n_outputs > 2 ? a->out[2] : NULL;
-    if (dbias) {
-        int64_t m = op_rows(ma), n = op_cols(mb);
-        for (int64_t j = 0; j < n; j++) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < m; i++)
-                sum += dy[i * n + j];
-            dbias[j] = (float)sum;
-        }
-    }
+    if (a->op->n_outputs > 2 && a->out[2])
+        ref_sum_rows(a->out[2], dy, op_rows(ma), op_cols(mb));
     return XPB_OK;
 }
 

@@ -49,6 +49,11 @@ void ref_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float a
               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
               int64_t ldc);
 
+/* y[m, n] += bias[n] on every row (fp32), and out[n] = the sum of the rows of x[m, n] (in
+ * double): a bias and its gradient (gemm.c). */
+void ref_add_bias_rows(float *y, int64_t m, int64_t n, const float *bias);
+void ref_sum_rows(float *out, const float *x, int64_t m, int64_t n);
+
 /* Kernels, by file. */
 /* conv.c */
 xpb_status ref_conv2d(const ref_op_args *a);

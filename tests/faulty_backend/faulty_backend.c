@@ -20,8 +20,8 @@ static int written_by(const xpb_program *p, uint32_t t, const char *kind)
         const xpb_op *op = xpb_program_op(p, i);
         if (strcmp(xpb_op_name(op->kind), kind) != 0)
             continue;
-        for (uint32_t k = 0; k < op->n_outputs && k < XPB_MAX_OP_OUTPUTS; k++)
-            if (op->outputs[k] == t)
+        for (uint32_t k = 0; k < op->n_outputs; k++) /* LSTM_BWD has seven */
+            if (xpb_op_output(p, op, k) == t)
                 return 1;
     }
     return 0;
