@@ -32,106 +32,17 @@
 #include "run/session.h"
 #include "check/verify.h"
 
-static xpb_registry *registry;
+#include "models_harness.h"
 
 static int setup(void **state)
 {
     (void)state;
-    const char *dirs[1] = {XPB_TEST_PLUGIN_DIR};
-    xpb_err err = {{0}};
-    if (xpb_registry_load(&registry, dirs, 1, &err) != XPB_OK)
-        return -1;
     static const char *const models[7] = {"conv6",   "vgg16", "resnet18",   "cyclegan",
                                           "alexnet", "lstm",  "transformer"};
-    for (int i = 0; i < 7; i++)
-        if (!xpb_registry_model(registry, models[i])) {
-            fprintf(stderr, "model plugin '%s' not found in %s\n", models[i], XPB_TEST_PLUGIN_DIR);
-            return -1;
-        }
-    return xpb_registry_backend(registry, "cpu_ref") ? 0 : -1;
+    return mh_setup(models, 7);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    xpb_registry_free(registry);
-    return 0;
-}
-
-/* ---- helpers ---- */
-
-/* A run of `model` (NULL variant: the model's default) with "key=value" parameters. The
- * strings are borrowed; the kv array is static storage of this helper (one config at a time). */
-static xpb_run_config config(const char *model, const char *variant, uint32_t batch, uint32_t mode,
-                             const char *params)
-{
-    static char text[256];
-    static xpb_kv kv[8];
-    size_t n = 0;
-    snprintf(text, sizeof text, "%s", params ? params : "");
-    for (char *tok = strtok(text, " "); tok && n < 8; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        kv[n++] = (xpb_kv){tok, eq + 1};
-    }
-    xpb_run_config c = {.model = (char *)model,
-                        .variant = (char *)variant,
-                        .batch = batch,
-                        .mode = mode,
-                        .precision = XPB_PRECISION_FP32,
-                        .seed = 42,
-                        .lr = NAN,
-                        .momentum = NAN,
-                        .weight_decay = NAN,
-                        .backend = "cpu_ref",
-                        .params = n ? kv : NULL,
-                        .n_params = n};
-    return c;
-}
-
-static xpb_model_program *create(const xpb_run_config *c)
-{
-    xpb_model_program *mp = NULL;
-    xpb_err err = {{0}};
-    xpb_program_options po = xpb_run_config_program(c);
-    if (xpb_model_program_create(&mp, xpb_registry_model(registry, c->model), &po, &err) != XPB_OK)
-        fail_msg("%s/%s: %s", c->model, c->variant ? c->variant : "default", err.msg);
-    return mp;
-}
-
-static uint32_t find(const xpb_model_program *mp, const char *name)
-{
-    for (uint32_t t = 0; t < mp->n_tensors; t++)
-        if (strcmp(mp->tensors[t].name, name) == 0)
-            return t;
-    return XPB_NO_TENSOR;
-}
-
-/* Asserts that tensor `name` exists with shape dims[0..ndim). */
-static void expect_shape(const xpb_model_program *mp, const char *name, uint32_t ndim, ...)
-{
-    uint32_t t = find(mp, name);
-    if (t == XPB_NO_TENSOR)
-        fail_msg("no tensor '%s'", name);
-    va_list ap;
-    va_start(ap, ndim);
-    for (uint32_t d = 0; d < ndim; d++) {
-        int64_t want = va_arg(ap, int64_t);
-        if (mp->tensors[t].ndim != ndim || mp->tensors[t].dims[d] != want)
-            fail_msg("'%s': dimension %u is %lld (ndim %u), expected %lld (ndim %u)", name, d,
-                     (long long)mp->tensors[t].dims[d], mp->tensors[t].ndim, (long long)want, ndim);
-    }
-    va_end(ap);
-}
-
-static int count_ops(const xpb_model_program *mp, uint32_t kind)
-{
-    int c = 0;
-    for (uint32_t i = 0; i < mp->n_ops; i++)
-        c += mp->ops[i].kind == kind;
-    return c;
-}
+/* ---- helpers (the others: models_harness.h) ---- */
 
 /* Trainable elements whose names start with `prefix`. */
 static int64_t params_with_prefix(const xpb_model_program *mp, const char *prefix)
@@ -142,19 +53,6 @@ static int64_t params_with_prefix(const xpb_model_program *mp, const char *prefi
             strncmp(mp->tensors[t].name, prefix, strlen(prefix)) == 0)
             n += xpb_tensor_numel(&mp->tensors[t]);
     return n;
-}
-
-static xpb_status build_status(const char *model, const char *variant, const char *params,
-                               char *msg, size_t size)
-{
-    xpb_model_program *mp = NULL;
-    xpb_err err = {{0}};
-    xpb_run_config c = config(model, variant, 1, XPB_MODE_TRAIN, params);
-    xpb_program_options po = xpb_run_config_program(&c);
-    xpb_status st = xpb_model_program_create(&mp, xpb_registry_model(registry, model), &po, &err);
-    snprintf(msg, size, "%s", err.msg);
-    xpb_model_program_free(mp);
-    return st;
 }
 
 /* ---- counts ---- */
@@ -503,30 +401,6 @@ static void test_alexnet(void **state)
                      XPB_INVALID_ARGUMENT);
 }
 
-/* Mean and standard deviation of a parameter's initial value. */
-static void init_stats(const xpb_model_program *mp, const char *name, double *mean, double *std,
-                       double *maxabs)
-{
-    uint32_t t = find(mp, name);
-    if (t == XPB_NO_TENSOR)
-        fail_msg("no tensor '%s'", name);
-    int64_t n = xpb_tensor_numel(&mp->tensors[t]);
-    float *v = malloc((size_t)n * sizeof *v);
-    assert_non_null(v);
-    assert_int_equal(xpb_model_program_initial_value(mp, t, v), XPB_OK);
-    double s = 0, s2 = 0, m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        s += v[i];
-        s2 += (double)v[i] * v[i];
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    }
-    *mean = s / (double)n;
-    *std = sqrt(s2 / (double)n - *mean * *mean);
-    *maxabs = m;
-    free(v);
-}
-
 /* torchvision's initialisation for vgg16 and resnet18, the reference's for CycleGAN. */
 static void test_initialisation(void **state)
 {
@@ -869,20 +743,9 @@ static void test_shipped_scenarios(void **state)
         {"alexnet-infer-b128", "alexnet", "imagenet", XPB_MODE_INFERENCE, 128},
     };
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/configs/%s.yaml", XPB_TEST_SOURCE_DIR, standard[i].file);
-        xpb_scenario *s = NULL;
-        xpb_err err = {{0}};
-        if (xpb_scenario_load(&s, path, NULL, 0, &err) != XPB_OK)
-            fail_msg("%s", err.msg);
-        assert_int_equal(s->n_runs, 1);
-        const xpb_run_config *c = &s->runs[0];
-        assert_string_equal(c->id, standard[i].file);
-        assert_string_equal(c->model, standard[i].model);
-        assert_non_null(c->variant);
-        assert_string_equal(c->variant, standard[i].variant);
-        assert_int_equal(c->mode, standard[i].mode);
-        assert_int_equal(c->batch, standard[i].batch);
+        const xpb_run_config *c;
+        xpb_scenario *s = standard_run(&c, standard[i].file, standard[i].model, standard[i].variant,
+                                       standard[i].mode, standard[i].batch);
         assert_int_equal(c->n_params, 0); /* the published architecture, nothing reduced */
         /* only VGG16-ImageNet lowers its learning rate (it diverges at the default 0.01) */
         if (strcmp(standard[i].file, "vgg16-imagenet-train") == 0)
@@ -934,5 +797,5 @@ int main(void)
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_quick_scenarios_run),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, mh_teardown);
 }

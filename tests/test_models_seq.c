@@ -28,105 +28,16 @@
 #include "scenario/scenario.h"
 #include "check/verify.h"
 
-static xpb_registry *registry;
+#include "models_harness.h"
 
 static int setup(void **state)
 {
     (void)state;
-    const char *dirs[1] = {XPB_TEST_PLUGIN_DIR};
-    xpb_err err = {{0}};
-    if (xpb_registry_load(&registry, dirs, 1, &err) != XPB_OK)
-        return -1;
     static const char *const models[3] = {"lstm", "transformer", "alexnet"};
-    for (int i = 0; i < 3; i++)
-        if (!xpb_registry_model(registry, models[i])) {
-            fprintf(stderr, "model plugin '%s' not found in %s\n", models[i], XPB_TEST_PLUGIN_DIR);
-            return -1;
-        }
-    return xpb_registry_backend(registry, "cpu_ref") ? 0 : -1;
+    return mh_setup(models, 3);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    xpb_registry_free(registry);
-    return 0;
-}
-
-/* ---- helpers ---- */
-
-/* A run of `model` on cpu_ref with "key=value" parameters. The strings are borrowed; the kv
- * array is static storage of this helper (one config at a time). */
-static xpb_run_config config(const char *model, const char *variant, uint32_t batch, uint32_t mode,
-                             const char *params)
-{
-    static char text[256];
-    static xpb_kv kv[10];
-    size_t n = 0;
-    snprintf(text, sizeof text, "%s", params ? params : "");
-    for (char *tok = strtok(text, " "); tok && n < 10; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        kv[n++] = (xpb_kv){tok, eq + 1};
-    }
-    xpb_run_config c = {.model = (char *)model,
-                        .variant = (char *)variant,
-                        .batch = batch,
-                        .mode = mode,
-                        .precision = XPB_PRECISION_FP32,
-                        .seed = 42,
-                        .lr = NAN,
-                        .momentum = NAN,
-                        .weight_decay = NAN,
-                        .backend = "cpu_ref",
-                        .params = n ? kv : NULL,
-                        .n_params = n};
-    return c;
-}
-
-static xpb_model_program *create(const xpb_run_config *c)
-{
-    xpb_model_program *mp = NULL;
-    xpb_err err = {{0}};
-    xpb_program_options po = xpb_run_config_program(c);
-    if (xpb_model_program_create(&mp, xpb_registry_model(registry, c->model), &po, &err) != XPB_OK)
-        fail_msg("%s/%s: %s", c->model, c->variant ? c->variant : "default", err.msg);
-    return mp;
-}
-
-static uint32_t find(const xpb_model_program *mp, const char *name)
-{
-    for (uint32_t t = 0; t < mp->n_tensors; t++)
-        if (strcmp(mp->tensors[t].name, name) == 0)
-            return t;
-    return XPB_NO_TENSOR;
-}
-
-/* Asserts that tensor `name` exists with shape dims[0..ndim). */
-static void expect_shape(const xpb_model_program *mp, const char *name, uint32_t ndim, ...)
-{
-    uint32_t t = find(mp, name);
-    if (t == XPB_NO_TENSOR)
-        fail_msg("no tensor '%s'", name);
-    va_list ap;
-    va_start(ap, ndim);
-    for (uint32_t d = 0; d < ndim; d++) {
-        int64_t want = va_arg(ap, int64_t);
-        if (mp->tensors[t].ndim != ndim || mp->tensors[t].dims[d] != want)
-            fail_msg("'%s': dimension %u is %lld (ndim %u), expected %lld (ndim %u)", name, d,
-                     (long long)mp->tensors[t].dims[d], mp->tensors[t].ndim, (long long)want, ndim);
-    }
-    va_end(ap);
-}
-
-static int count_ops(const xpb_model_program *mp, uint32_t kind)
-{
-    int c = 0;
-    for (uint32_t i = 0; i < mp->n_ops; i++)
-        c += mp->ops[i].kind == kind;
-    return c;
-}
+/* ---- helpers (the others: models_harness.h) ---- */
 
 /* The only op of `kind` (asserted to be one). */
 static const xpb_op *only_op(const xpb_model_program *mp, uint32_t kind)
@@ -144,40 +55,6 @@ static void expect_valid(const xpb_model_program *mp, const char *what)
     if (xpb_program_validate(&mp->program, msg, sizeof msg) != XPB_OK)
         fail_msg("%s: %s", what, msg);
     assert_int_equal(mp->program.opset, 3);
-}
-
-/* Largest |value| and the standard deviation of a parameter's initial value. */
-static void init_stats(const xpb_model_program *mp, const char *name, double *std, double *maxabs)
-{
-    uint32_t t = find(mp, name);
-    if (t == XPB_NO_TENSOR)
-        fail_msg("no tensor '%s'", name);
-    int64_t n = xpb_tensor_numel(&mp->tensors[t]);
-    float *v = malloc((size_t)n * sizeof *v);
-    assert_non_null(v);
-    assert_int_equal(xpb_model_program_initial_value(mp, t, v), XPB_OK);
-    double s = 0, s2 = 0, m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        s += v[i];
-        s2 += (double)v[i] * v[i];
-        m = fabs(v[i]) > m ? fabs(v[i]) : m;
-    }
-    *std = sqrt(s2 / (double)n - (s / (double)n) * (s / (double)n));
-    *maxabs = m;
-    free(v);
-}
-
-static xpb_status build_status(const char *model, const char *variant, const char *params,
-                               char *msg, size_t size)
-{
-    xpb_model_program *mp = NULL;
-    xpb_err err = {{0}};
-    xpb_run_config c = config(model, variant, 1, XPB_MODE_TRAIN, params);
-    xpb_program_options po = xpb_run_config_program(&c);
-    xpb_status st = xpb_model_program_create(&mp, xpb_registry_model(registry, model), &po, &err);
-    snprintf(msg, size, "%s", err.msg);
-    xpb_model_program_free(mp);
-    return st;
 }
 
 /* ---- counts ---- */
@@ -255,8 +132,8 @@ static void test_lstm(void **state)
     assert_true(fabsf(only_op(mp, XPB_OP_CLIP_GRAD_NORM)->max_norm - 5.0f) < 1e-6f);
     assert_int_equal(mp->n_losses, 1);
     assert_true(mp->losses[0].weight == 35.0); /* the sum over the 35 steps, as the paper */
-    double std, maxabs;
-    init_stats(mp, "rnn.weight_hh_l0", &std, &maxabs);
+    double mean, std, maxabs;
+    init_stats(mp, "rnn.weight_hh_l0", &mean, &std, &maxabs);
     assert_true(maxabs <= 0.05 && fabs(std / (0.05 / sqrt(3.0)) - 1) < 0.01);
     xpb_model_program_free(mp);
 
@@ -266,7 +143,7 @@ static void test_lstm(void **state)
     for (uint32_t i = 0; i < mp->n_ops; i++)
         if (mp->ops[i].kind == XPB_OP_DROPOUT)
             assert_true(fabsf(mp->ops[i].attrs.dropout_p - 0.65f) < 1e-7f);
-    init_stats(mp, "decoder.bias", &std, &maxabs);
+    init_stats(mp, "decoder.bias", &mean, &std, &maxabs);
     assert_true(maxabs <= 0.04 && maxabs > 0.039);
     xpb_model_program_free(mp);
 
@@ -351,14 +228,15 @@ static void test_transformer_base(void **state)
     assert_true(fabsf(table[513] - (float)cos(1.0)) < 1e-7f);
     assert_true(fabsf(table[1024 + 2] - (float)sin(2.0 / pow(10000.0, 2.0 / 512))) < 1e-7f);
     free(table);
-    double std, maxabs;
-    init_stats(mp, "embedding.weight", &std, &maxabs); /* N(0, 512^-1/2) */
+    double mean, std, maxabs;
+    init_stats(mp, "embedding.weight", &mean, &std, &maxabs); /* N(0, 512^-1/2) */
     assert_true(fabs(std * sqrt(512.0) - 1) < 0.01);
-    init_stats(mp, "transformer.encoder.layers.2.self_attn.in_proj_weight", &std, &maxabs);
+    init_stats(mp, "transformer.encoder.layers.2.self_attn.in_proj_weight", &mean, &std, &maxabs);
     assert_true(maxabs <= sqrt(6.0 / 2048) && fabs(std / sqrt(2.0 / 2048) - 1) < 0.01);
-    init_stats(mp, "transformer.decoder.layers.1.multihead_attn.out_proj.bias", &std, &maxabs);
+    init_stats(mp, "transformer.decoder.layers.1.multihead_attn.out_proj.bias", &mean, &std,
+               &maxabs);
     assert_true(maxabs == 0);
-    init_stats(mp, "transformer.decoder.layers.1.linear2.bias", &std, &maxabs);
+    init_stats(mp, "transformer.decoder.layers.1.linear2.bias", &mean, &std, &maxabs);
     assert_true(maxabs <= 1 / sqrt(2048.0) && maxabs > 0.9 / sqrt(2048.0));
     xpb_model_program_free(mp);
 
@@ -401,12 +279,12 @@ static void test_gpt2(void **state)
     assert_int_equal(count_ops(mp, XPB_OP_GELU), 12);
     assert_true(fabsf(only_op(mp, XPB_OP_CLIP_GRAD_NORM)->max_norm - 1.0f) < 1e-6f);
     assert_true(only_op(mp, XPB_OP_SOFTMAX_XENT)->label_smoothing == 0.0f);
-    double std, maxabs;
-    init_stats(mp, "transformer.h.3.attn.c_attn.weight", &std, &maxabs);
+    double mean, std, maxabs;
+    init_stats(mp, "transformer.h.3.attn.c_attn.weight", &mean, &std, &maxabs);
     assert_true(fabs(std / 0.02 - 1) < 0.01);
-    init_stats(mp, "transformer.h.3.mlp.c_proj.weight", &std, &maxabs);
+    init_stats(mp, "transformer.h.3.mlp.c_proj.weight", &mean, &std, &maxabs);
     assert_true(fabs(std / (0.02 / sqrt(24.0)) - 1) < 0.01);
-    init_stats(mp, "transformer.h.3.attn.c_attn.bias", &std, &maxabs);
+    init_stats(mp, "transformer.h.3.attn.c_attn.bias", &mean, &std, &maxabs);
     assert_true(maxabs == 0);
     xpb_model_program_free(mp);
 
@@ -477,20 +355,9 @@ static void test_standard_scenarios(void **state)
         {"gpt2-small-infer-b1", "transformer", "gpt2-small", XPB_MODE_INFERENCE, 1, "512"},
     };
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/configs/%s.yaml", XPB_TEST_SOURCE_DIR, standard[i].file);
-        xpb_scenario *s = NULL;
-        xpb_err err = {{0}};
-        if (xpb_scenario_load(&s, path, NULL, 0, &err) != XPB_OK)
-            fail_msg("%s", err.msg);
-        assert_int_equal(s->n_runs, 1);
-        const xpb_run_config *c = &s->runs[0];
-        assert_string_equal(c->id, standard[i].file);
-        assert_string_equal(c->model, standard[i].model);
-        assert_non_null(c->variant);
-        assert_string_equal(c->variant, standard[i].variant);
-        assert_int_equal(c->mode, standard[i].mode);
-        assert_int_equal(c->batch, standard[i].batch);
+        const xpb_run_config *c;
+        xpb_scenario *s = standard_run(&c, standard[i].file, standard[i].model, standard[i].variant,
+                                       standard[i].mode, standard[i].batch);
         assert_true(isnan(c->lr)); /* the model's own optimizer */
         if (!standard[i].seq_len) {
             assert_int_equal(c->n_params, 0);
@@ -499,9 +366,10 @@ static void test_standard_scenarios(void **state)
             assert_string_equal(c->params[0].key, "seq_len");
             assert_string_equal(c->params[0].value, standard[i].seq_len);
         }
+        xpb_err err = {{0}};
         const xpb_model_api *m = xpb_registry_model(registry, c->model);
         if (xpb_model_params_check(m, c->model, c->variant, c->params, c->n_params, &err))
-            fail_msg("%s: %s", path, err.msg);
+            fail_msg("%s: %s", standard[i].file, err.msg);
         xpb_scenario_free(s);
     }
 }
@@ -583,5 +451,5 @@ int main(void)
         cmocka_unit_test(test_tiny_runs_verified),
         cmocka_unit_test(test_tiny_losses_fall),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, mh_teardown);
 }
