@@ -404,6 +404,12 @@ static void test_api_device(void **state)
     assert_true(info.threads >= 1);
     assert_true(info.peak_flops[XPB_PRECISION_FP32] > 1e9);
     assert_true(listed.peak_flops[XPB_PRECISION_FP32] == 0.0); /* not measured unopened */
+    /* the memory ceiling of a roofline: a plausible host bandwidth (0.5 GB/s .. 2 TB/s), with
+     * how it was measured; nothing measured unopened */
+    assert_true(info.memory_bandwidth > 5e8 && info.memory_bandwidth < 2e12);
+    assert_non_null(strstr(info.memory_bandwidth_source, "STREAM triad"));
+    assert_non_null(strstr(info.peak_flops_source, "measured"));
+    assert_true(listed.memory_bandwidth == 0.0);
     assert_int_equal(info.emulated_precisions & ~info.precisions, 0);
     assert_int_equal(info.emulated_precisions & XPB_PRECISION_BIT(XPB_PRECISION_FP32), 0);
 

@@ -665,7 +665,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_int_equal(list.info[0].kind, XPB_DEVICE_CPU);
     assert_int_equal(XPB_MEMBER_OR(api, xpb_backend_api, describe_device, NULL)(1, &list.info[1]),
                      XPB_NO_DEVICE);
-    assert_string_equal(api->last_error(NULL), "example: device 1 does not exist (only 0)");
+    assert_string_equal(api->last_error(NULL), "device 1 does not exist (only 0)");
 
     struct test_program tp;
     tp_init(&tp, 0);
@@ -684,7 +684,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
     assert_null(exe);
     assert_string_equal(api->last_error(be),
-                        "example: op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
+                        "op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
                         "an op of op set 3, the newest this code was built for");
 
     tp_init(&tp, 0);
@@ -692,20 +692,20 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
     assert_null(exe);
     assert_string_equal(api->last_error(be),
-                        "example: op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
+                        "op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
                         "40, which op set 3 does not define (an attribute of a later op set "
                         "changes what the op computes)");
 
     tp_init(&tp, 1);
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
     assert_string_equal(api->last_error(be),
-                        "example: op 1 LINEAR (layer 'fc'): not implemented by the example backend "
+                        "op 1 LINEAR (layer 'fc'): not implemented by the example backend "
                         "(it runs FILL, COPY, ADD and RELU)");
 
     tp_init(&tp, 0); /* and a malformed op: the SDK's shape rules */
     tp.t[TP_S].dims[1] = 5;
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_INVALID_ARGUMENT);
-    assert_string_equal(api->last_error(be), "example: op 3 ADD (layer 'sum'): output y \"sum\" "
+    assert_string_equal(api->last_error(be), "op 3 ADD (layer 'sum'): output y \"sum\" "
                                              "must be [2, 4], found [2, 5]");
     api->close(be);
     xpb_registry_free(r);

@@ -169,7 +169,11 @@ static json_t *valid_doc_v2(void)
         }
         if (tp) {
             double r[XPB_RESULTS_MAX_REPEATS];
-            size_t n = xpb_results_repeat_throughputs(r, XPB_RESULTS_MAX_REPEATS, run);
+            xpb_arena arena = {0};
+            struct xpb_results_run view;
+            assert_int_equal(xpb_results_view_run(&view, &arena, run, 2), XPB_OK);
+            size_t n = xpb_results_repeat_throughputs(r, XPB_RESULTS_MAX_REPEATS, &view);
+            xpb_arena_free(&arena);
             xpb_interval ci;
             assert_int_equal(xpb_interval_geomean(&ci, r, n, 0.95), 0);
             json_object_set_new(tp, "ci95_low", n > 1 ? json_real(ci.low) : json_null());

@@ -527,7 +527,8 @@ static void test_override_errors(void **state)
     expect_set_error(
         minimal, "zzz=1",
         "--set zzz=1: expected a run key or params.<name> (model, variant, mode, "
-        "batch, precision, allow_emulated, backend, fusion, threads, device, warmup, min_steps, "
+        "batch, precision, allow_emulated, allow_unsupported, backend, fusion, threads, device, "
+        "warmup, min_steps, "
         "min_time, max_steps, repeats, seed, data, transfer, lr, momentum, "
         "weight_decay, verify, profile, parallel, bucket_mb, scaling_baseline), found 'zzz'");
     expect_set_error(minimal, "max_steps=5",
@@ -607,7 +608,8 @@ static void test_error_unknown_keys(void **state)
     expect_error(
         "name: x\nruns:\n  - model: conv6\n    xyzzy: 32\n",
         "t.yaml:4:5: expected a run key (name, model, variant, mode, batch, precision, "
-        "allow_emulated, backend, fusion, threads, device, warmup, min_steps, min_time, max_steps, "
+        "allow_emulated, allow_unsupported, backend, fusion, threads, device, warmup, min_steps, "
+        "min_time, max_steps, "
         "repeats, seed, data, transfer, lr, momentum, weight_decay, verify, profile, parallel, "
         "bucket_mb, scaling_baseline, params), found 'xyzzy'");
     expect_error("name: x\nrun:\n  - model: conv6\n",

@@ -9,6 +9,7 @@
 
 #include "program/builder_state.h"
 #include "program/model_params.h"
+#include "program/plugin_calls.h"
 
 static const char *b_last_error(const xpb_builder *b)
 {
@@ -126,7 +127,9 @@ xpb_status xpb_build_graph(xpb_graph **out, const xpb_model_api *model, const ch
                      .n_params = n_params};
     if ((st = xpb_graph_new(&b.g, batch)))
         return xpb_err_set(err, st, "out of memory");
+    xpb_program_calling(model, "build");
     st = model->build(&b, &builder_api);
+    xpb_program_called(model);
     if (st != XPB_OK) {
         if (!b.err.msg[0])
             xpb_err_set(&b.err, st, "model '%s': build failed: %s", model_name, xpb_strerror(st));

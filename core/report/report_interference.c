@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -31,9 +31,9 @@ static xpb_status flagged_table(xpb_report *r, xpb_report_section *s)
             return XPB_OUT_OF_MEMORY;
         xpb_cell_text(&c[0], run->id);
         xpb_rrun_desc_cells(r, &c[1], run, DESC);
-        xpb_rrun_cell(r, &c[nd + 1], run, "metrics.interference.other_cpu_share", XPB_UNIT_PERCENT);
-        xpb_rrun_cell(r, &c[nd + 2], run, "metrics.interference.steal_share", XPB_UNIT_PERCENT);
-        xpb_rrun_cell(r, &c[nd + 3], run, "metrics.interference.load_1m", XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 1], run, XPB_RF_OTHER_CPU_SHARE, XPB_UNIT_PERCENT);
+        xpb_rrun_cell(r, &c[nd + 2], run, XPB_RF_STEAL_SHARE, XPB_UNIT_PERCENT);
+        xpb_rrun_cell(r, &c[nd + 3], run, XPB_RF_LOAD_1M, XPB_UNIT_NONE);
     }
     return XPB_OK;
 }
@@ -47,12 +47,12 @@ xpb_status xpb_report_interference(xpb_report *r)
     double most = NAN;
     for (size_t i = 0; i < r->runs->n; i++) {
         const xpb_rrun *run = &r->runs->items[i];
-        const json_t *share = xpb_json_at(run->metrics, "interference.other_cpu_share");
+        double share = run->v->metrics.interference.other_cpu_share;
         flagged += (size_t)run->flagged;
-        recorded += xpb_json_at(run->metrics, "interference") != NULL;
-        if (json_is_number(share)) {
+        recorded += (size_t)run->v->metrics.has_interference;
+        if (!isnan(share)) {
             measured++;
-            most = isnan(most) || json_number_value(share) > most ? json_number_value(share) : most;
+            most = isnan(most) || share > most ? share : most;
         }
     }
     xpb_status st;

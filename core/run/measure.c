@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "machine/energy.h"
+#include "plugin/guard.h"
 #include "parallel/agree.h"
 #include "run/progress.h"
 
@@ -46,6 +47,15 @@ typedef struct meter {
     double t0;
 } meter;
 
+/* The backend's energy_read, recorded for the crash line (plugin/guard.h). */
+static xpb_status energy_read(const xpb_session *s, double *joules)
+{
+    xpb_guard_enter(s->api, "energy_read");
+    xpb_status st = s->api->energy_read(s->backend, joules);
+    xpb_guard_leave();
+    return st;
+}
+
 /* Takes the first reading; on failure the meter is off and e->reason says why. */
 static void meter_start(meter *m, const xpb_session *s, xpb_energy *e)
 {
@@ -54,7 +64,7 @@ static void meter_start(meter *m, const xpb_session *s, xpb_energy *e)
     xpb_status (*read)(xpb_backend *, double *) =
         XPB_MEMBER_OR(s->api, xpb_backend_api, energy_read, NULL);
     m->t0 = xpb_now();
-    if (read && read(s->backend, &m->backend_j) == XPB_OK) {
+    if (read && energy_read(s, &m->backend_j) == XPB_OK) {
         m->kind = 1;
         return;
     }
@@ -63,10 +73,12 @@ static void meter_start(meter *m, const xpb_session *s, xpb_energy *e)
         m->kind = 2;
         return;
     }
-    if (read)
+    if (read) {
+        xpb_guard_enter(s->api, "last_error");
         snprintf(e->reason, sizeof e->reason, "the backend's meter failed: %.200s; host: %.80s",
                  s->api->last_error(s->backend), m->rapl.reason);
-    else
+        xpb_guard_leave();
+    } else
         snprintf(e->reason, sizeof e->reason, "%s", m->rapl.reason);
 }
 
@@ -76,12 +88,14 @@ static void meter_stop(meter *m, xpb_energy *e)
     e->seconds = xpb_now() - m->t0;
     if (m->kind == 1) {
         double j;
-        if (m->s->api->energy_read(m->s->backend, &j) == XPB_OK && j >= m->backend_j) {
+        if (energy_read(m->s, &j) == XPB_OK && j >= m->backend_j) {
             e->source = "backend";
             e->joules = j - m->backend_j;
         } else {
+            xpb_guard_enter(m->s->api, "last_error");
             snprintf(e->reason, sizeof e->reason, "the backend's meter failed at the end: %.200s",
                      m->s->api->last_error(m->s->backend));
+            xpb_guard_leave();
         }
     } else if (m->kind == 2) {
         double uj[XPB_RAPL_MAX_DOMAINS];

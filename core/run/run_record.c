@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plugin/devices.h"
+#include "plugin/guard.h"
 #include "machine/env.h"
 #include "results/interval.h"
 #include "base/names.h"
@@ -239,8 +240,12 @@ json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
     json_t *mem = json_object();
     json_object_set_new(mem, "host_peak_rss_bytes", json_integer((json_int_t)xpb_env_peak_rss()));
     xpb_memory_stats ms = {.struct_size = sizeof ms};
-    int have_ms = XPB_HAS_MEMBER(s->api, xpb_backend_api, memory_stats) && s->api->memory_stats &&
-                  s->api->memory_stats(s->exe, &ms) == XPB_OK;
+    int have_ms = 0;
+    if (XPB_HAS_MEMBER(s->api, xpb_backend_api, memory_stats) && s->api->memory_stats) {
+        xpb_guard_enter(s->api, "memory_stats");
+        have_ms = s->api->memory_stats(s->exe, &ms) == XPB_OK;
+        xpb_guard_leave();
+    }
     json_object_set_new(mem, "device_bytes_in_use",
                         have_ms ? json_integer((json_int_t)ms.bytes_in_use) : json_null());
     json_object_set_new(mem, "device_peak_bytes",
@@ -267,7 +272,13 @@ json_t *xpb_run_profile_json(const xpb_session *s)
         return NULL;
     uint32_t count = 0, cap = s->mp->n_ops;
     xpb_op_profile *prof = calloc(cap ? cap : 1, sizeof *prof);
-    if (!prof || api->profile_read(s->exe, prof, cap, &count) != XPB_OK) {
+    xpb_status st = XPB_OUT_OF_MEMORY;
+    if (prof) {
+        xpb_guard_enter(api, "profile_read");
+        st = api->profile_read(s->exe, prof, cap, &count);
+        xpb_guard_leave();
+    }
+    if (st != XPB_OK) {
         free(prof);
         return NULL;
     }

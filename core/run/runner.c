@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results/schema_version.h"
+#include "results/view.h"
 #include "parallel/agree.h"
 #include "machine/host_usage.h"
 #include "run/measure.h"
@@ -107,14 +109,17 @@ static void run_alone(xpb_scaling_baseline *b, const xpb_registry *registry,
     snprintf(label, sizeof label, "%s (one-rank baseline)", opts->label ? opts->label : "");
     xpb_runner_opts o = {.label = label, .stop = opts->stop};
     json_t *run = xpb_run_one(registry, &one, &o);
-    const char *status = json_string_value(json_object_get(run, "status"));
-    const char *error = json_string_value(json_object_get(run, "error"));
-    if (status && strcmp(status, "ok") == 0)
-        b->throughput = json_number_value(json_object_get(
-            json_object_get(json_object_get(run, "metrics"), "throughput"), "median"));
+    struct xpb_results_run view;
+    xpb_arena arena = {0};
+    int viewed =
+        run && xpb_results_view_run(&view, &arena, run, XPB_RESULTS_SCHEMA_VERSION) == XPB_OK;
+    if (viewed && view.ok)
+        b->throughput = view.metrics.throughput.median;
     else
         snprintf(b->reason, sizeof b->reason, "the one-rank run ended %s: %.400s",
-                 status ? status : "without a result (out of memory)", error ? error : "");
+                 viewed && view.status ? view.status : "without a result (out of memory)",
+                 viewed && view.error ? view.error : "");
+    xpb_arena_free(&arena);
     json_decref(run);
 }
 
@@ -238,7 +243,7 @@ static xpb_status record_metrics(run_state *r)
     if (r->opts->par) {
         json_t *par = NULL;
         xpb_status st = xpb_run_parallel_json(&par, r->opts->par, &r->timing, cfg, r->mp,
-                                              &r->session, metrics, &r->baseline, &r->err);
+                                              &r->session, r->run, &r->baseline, &r->err);
         if (st)
             return st;
         if (par)

@@ -41,6 +41,7 @@ typedef struct xpb_run_config {
     uint32_t verify;                   /* 1: check the first step against cpu_ref before timing */
     uint32_t profile;                  /* 1: ask the backend for per-op times */
     uint32_t allow_emulated;           /* 1: run a precision the device only emulates */
+    uint32_t allow_unsupported;        /* 1: an unsupported run is expected (no exit status 6) */
     uint32_t parallel;                 /* xpb_parallel_mode */
     double bucket_mb;       /* data-parallel: MiB of gradients per all-reduce bucket; 0: one each */
     char *scaling_baseline; /* results file holding the one-rank run; NULL: measure it here */

@@ -65,6 +65,10 @@ static const struct xpb_skey keys[] = {
     {.name = "allow_emulated", .type = XPB_SKEY_BOOL, .offset = U32(allow_emulated),
      .def = {.u = 0},
      .help = "run a precision the device only emulates (refused as unsupported otherwise)"},
+    {.name = "allow_unsupported", .type = XPB_SKEY_BOOL, .offset = U32(allow_unsupported),
+     .def = {.u = 0},
+     .help = "an unsupported run (backend absent, refused, no device) is expected: "
+             "`xpubench run` does not exit 6 for it"},
     {.name = "backend", .type = XPB_SKEY_NAME, .offset = STR(backend),
      .def = {.s = XPB_REFERENCE_BACKEND}, .help = "backend plugin"},
     {.name = "fusion", .type = XPB_SKEY_BOOL, .offset = U32(fusion), .def = {.u = 1},

@@ -101,6 +101,18 @@ typedef struct xpb_device_info {
      * are slower than the device's fp32, so a run on them is refused unless the scenario
      * allows emulation, and the results say so. */
     uint32_t emulated_precisions;
+
+    /* ---- ABI 1.3: the device's limits, each with where it comes from ---- */
+    /* Where peak_flops come from: "measured: dnnl_sgemm 2048^3, 2 threads" or "datasheet". */
+    char peak_flops_source[96];
+    /* Bytes per second the device's own memory sustains, measured by the backend (a STREAM
+     * triad on the run's threads for a CPU, device-to-device copies for a GPU); 0: unknown. */
+    double memory_bandwidth;
+    char memory_bandwidth_source[96]; /* "measured: STREAM triad, 3 x 64 MiB, 2 threads" */
+    /* The vendor's figures, where known (0: unknown): memory bandwidth in bytes/s and peak
+     * FLOP/s per policy (index = xpb_precision, as peak_flops). */
+    double datasheet_bandwidth;
+    double datasheet_flops[XPB_PEAK_SLOTS];
 } xpb_device_info;
 
 typedef struct xpb_op_profile {

@@ -141,10 +141,10 @@ xpb_status xpb_chart_point(xpb_report *r, xpb_chart_series *s, double x, double 
     return XPB_OK;
 }
 
-xpb_chart_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *label)
+struct xpb_svg_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *label)
 {
     double *values = xpb_arena_alloc(&r->arena, c->n_segments * sizeof *values);
-    xpb_chart_bar *b = values ? PUSH(r, c->bars, c->n_bars, c->cap_bars) : NULL;
+    struct xpb_svg_bar *b = values ? PUSH(r, c->bars, c->n_bars, c->cap_bars) : NULL;
     if (!b)
         return NULL;
     b->label = xpb_arena_strdup(&r->arena, label);

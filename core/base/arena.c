@@ -1,5 +1,5 @@
-/* The report's arena (see report_arena.h): a chain of blocks, each at least 64 KiB, bumped. */
-#include "report/report_arena.h"
+/* An arena (see arena.h): a chain of blocks, each at least 64 KiB, bumped. */
+#include "base/arena.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -1,9 +1,10 @@
-/* The report's memory: one arena per report. Every table, cell, chart and string of a report is
- * allocated from it and released with it at once, so that building code never frees piece by
- * piece and a failed build leaves nothing behind. Allocation failure is sticky: after the first
- * NULL the arena says so (xpb_arena_failed), and the builder turns it into XPB_OUT_OF_MEMORY. */
-#ifndef XPB_CORE_REPORT_ARENA_H
-#define XPB_CORE_REPORT_ARENA_H
+/* Memory for structures that are built piece by piece and released at once: a report (every
+ * table, cell, chart and string of it) or the typed view of a results document (its arrays).
+ * Building code never frees piece by piece, and a failed build leaves nothing behind.
+ * Allocation failure is sticky: after the first NULL the arena says so (xpb_arena_failed), and
+ * the builder turns it into XPB_OUT_OF_MEMORY. */
+#ifndef XPB_CORE_ARENA_H
+#define XPB_CORE_ARENA_H
 
 #include <stddef.h>
 
