@@ -54,13 +54,13 @@ static void naive_lstm(double *y, double *hn, double *cn, const float *x, const 
     }
 }
 
-typedef struct lstm_case {
+struct lstm_case {
     int64_t t, b, in, h;
     int states; /* h0 and c0 given */
-} lstm_case;
+};
 
 /* The forward op of a case, inputs filled from `seed`. */
-static void lstm_forward(gc_op *f, lstm_case k, uint64_t seed)
+static void lstm_forward(gc_op *f, struct lstm_case k, uint64_t seed)
 {
     int64_t h4 = 4 * k.h;
     gc_op_init(f, XPB_OP_LSTM, NULL);
@@ -81,8 +81,8 @@ static void lstm_forward(gc_op *f, lstm_case k, uint64_t seed)
 }
 
 /* LSTM_BWD of f's run for dy, dh_n, dc_n (NULL: absent). */
-static void lstm_backward(gc_op *g, const gc_op *f, lstm_case k, const float *dy, const float *dh_n,
-                          const float *dc_n)
+static void lstm_backward(gc_op *g, const gc_op *f, struct lstm_case k, const float *dy,
+                          const float *dh_n, const float *dc_n)
 {
     gc_op_init(g, XPB_OP_LSTM_BWD, NULL);
     const uint32_t from[7] = {0, 1, 2, 0, 3, 5, 6}; /* x, w_ih, w_hh, y, ws, h0, c0 */
@@ -111,7 +111,7 @@ static void lstm_backward(gc_op *g, const gc_op *f, lstm_case k, const float *dy
         fail_msg("LSTM_BWD: %s", g->err);
 }
 
-static void check_lstm(lstm_case k, uint64_t seed)
+static void check_lstm(struct lstm_case k, uint64_t seed)
 {
     char what[128];
     int64_t bh = k.b * k.h, n_y = k.t * bh;
@@ -163,10 +163,10 @@ static void check_lstm(lstm_case k, uint64_t seed)
 static void test_lstm(void **state)
 {
     (void)state;
-    check_lstm((lstm_case){4, 3, 5, 3, 0}, 1); /* zero initial states */
-    check_lstm((lstm_case){4, 3, 5, 3, 1}, 2); /* given h0, c0 */
-    check_lstm((lstm_case){1, 2, 3, 4, 1}, 3); /* one step */
-    check_lstm((lstm_case){7, 1, 2, 1, 0}, 4); /* H = 1, a longer sequence */
+    check_lstm((struct lstm_case){4, 3, 5, 3, 0}, 1); /* zero initial states */
+    check_lstm((struct lstm_case){4, 3, 5, 3, 1}, 2); /* given h0, c0 */
+    check_lstm((struct lstm_case){1, 2, 3, 4, 1}, 3); /* one step */
+    check_lstm((struct lstm_case){7, 1, 2, 1, 0}, 4); /* H = 1, a longer sequence */
 }
 
 /* The optional outputs of the forward (h_n, c_n, ws) may be unwanted; y is the same. Without
@@ -174,7 +174,7 @@ static void test_lstm(void **state)
 static void test_lstm_optional_outputs(void **state)
 {
     (void)state;
-    lstm_case k = {3, 2, 3, 2, 1};
+    struct lstm_case k = {3, 2, 3, 2, 1};
     gc_op f, g;
     lstm_forward(&f, k, 5);
     float y[12], dw[24], dy[12];

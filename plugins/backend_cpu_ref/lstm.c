@@ -15,20 +15,20 @@ static double sigmoid(double v)
 }
 
 /* The sizes of a layer from its operands: x[T, B, I], w_hh[4H, H]. */
-typedef struct lstm_dims {
+struct lstm_dims {
     int64_t t, b, in, h;
-} lstm_dims;
+};
 
-static lstm_dims dims_of(const xpb_tensor_desc *x, const xpb_tensor_desc *w_hh)
+static struct lstm_dims dims_of(const xpb_tensor_desc *x, const xpb_tensor_desc *w_hh)
 {
-    lstm_dims d = {x->dims[0], x->dims[1], x->dims[2], w_hh->dims[1]};
+    struct lstm_dims d = {x->dims[0], x->dims[1], x->dims[2], w_hh->dims[1]};
     return d;
 }
 
 /* LSTM(x, w_ih, w_hh, b_ih, b_hh, h0 opt, c0 opt) -> y[T, B, H], h_n opt, c_n opt, ws opt */
 xpb_status ref_lstm(const ref_op_args *a)
 {
-    lstm_dims d = dims_of(a->in_desc[0], a->in_desc[2]);
+    struct lstm_dims d = dims_of(a->in_desc[0], a->in_desc[2]);
     int64_t h4 = 4 * d.h, bh = d.b * d.h;
     const float *x = a->in[0], *w_ih = a->in[1], *w_hh = a->in[2];
     const float *b_ih = a->in[3], *b_hh = a->in[4];
@@ -88,10 +88,10 @@ free_buffers:
     return st;
 }
 
-/* The pre-activation gate gradients of step t for every batch row into dg[B, 4H], from the
- * gradients dh, dc that reach h_t and c_t; leaves in dc the gradient that reaches c_{t-1}. */
-static void step_bwd(lstm_dims d, const float *ws_t, const float *c_prev, const float *dh,
-                     float *dc, float *dg)
+/* The pre-activation gate gradients dg[B, 4H] of step t for every batch row, from the gradients
+ * dh, dc that reach h_t and c_t; leaves in dc the gradient that reaches c_{t-1}. */
+static void step_bwd(float *dg, float *dc, struct lstm_dims d, const float *ws_t,
+                     const float *c_prev, const float *dh)
 {
     for (int64_t n = 0; n < d.b; n++) {
         const float *wr = ws_t + n * 5 * d.h;
@@ -110,8 +110,10 @@ static void step_bwd(lstm_dims d, const float *ws_t, const float *c_prev, const 
     }
 }
 
-/* The cell state before step t: the workspace's c of step t-1, c0, or NULL (zeros). */
-static const float *cell_before(lstm_dims d, const float *ws, const float *c0, int64_t t,
+/* The cell state before step t: c0 (the caller's; NULL for zeros) at step 0, else the
+ * workspace's c of step t-1 gathered into `scratch` [B, H] (the caller's). The pointer is one of
+ * those two, valid while they are. */
+static const float *cell_before(struct lstm_dims d, const float *ws, const float *c0, int64_t t,
                                 float *scratch)
 {
     if (t == 0)
@@ -126,7 +128,7 @@ static const float *cell_before(lstm_dims d, const float *ws, const float *c0, i
  * dw_hh, db_ih, db_hh, dh0 opt, dc0 opt: backpropagation through time; db_ih = db_hh. */
 xpb_status ref_lstm_bwd(const ref_op_args *a)
 {
-    lstm_dims d = dims_of(a->in_desc[3], a->in_desc[5]);
+    struct lstm_dims d = dims_of(a->in_desc[3], a->in_desc[5]);
     int64_t h4 = 4 * d.h, bh = d.b * d.h, rows = d.t * d.b;
     const float *dy = a->in[0], *dh_n = a->in[1], *dc_n = a->in[2];
     const float *x = a->in[3], *w_ih = a->in[4], *w_hh = a->in[5], *y = a->in[6], *ws = a->in[7];
@@ -152,7 +154,7 @@ xpb_status ref_lstm_bwd(const ref_op_args *a)
         for (int64_t k = 0; k < bh; k++)
             dh[k] += dy[t * bh + k];
         float *dgt = dg + t * d.b * h4;
-        step_bwd(d, ws + t * d.b * 5 * d.h, cell_before(d, ws, c0, t, cp), dh, dc, dgt);
+        step_bwd(dgt, dc, d, ws + t * d.b * 5 * d.h, cell_before(d, ws, c0, t, cp), dh);
         /* the gradient reaching h_{t-1}: dgates w_hh */
         ref_gemm(0, 0, d.b, d.h, h4, 1.0f, dgt, h4, w_hh, d.h, 0.0f, dh, d.h);
     }

@@ -10,33 +10,32 @@
 
 /* One operand of a product as ref_gemm sees it: held as [rows, cols] with row stride cols;
  * `t` says it holds op(x)^T. */
-typedef struct mat {
+struct mat {
     int64_t rows, cols;
     int t;
-} mat;
+};
 
-static mat mat_of(const xpb_tensor_desc *d, int transposed)
+static struct mat mat_of(const xpb_tensor_desc *d, int transposed)
 {
-    mat m = {d->dims[d->ndim - 2], d->dims[d->ndim - 1], transposed};
+    struct mat m = {d->dims[d->ndim - 2], d->dims[d->ndim - 1], transposed};
     return m;
 }
 
 /* op(m)'s rows and columns. */
-static int64_t op_rows(mat m)
+static int64_t op_rows(struct mat m)
 {
     return m.t ? m.cols : m.rows;
 }
 
-static int64_t op_cols(mat m)
+static int64_t op_cols(struct mat m)
 {
     return m.t ? m.rows : m.cols;
 }
 
-/* The gradients of y = op(A) op(B) for one matrix of each, from dy[M, N], written as each
- * operand is held (NULL: not wanted), beta 0 (overwrite) or 1 (accumulate in fp32):
- * d op(A) = dy op(B)^T, d op(B) = op(A)^T dy. */
-static void matmul_grads(mat ma, mat mb, const float *dy, const float *pa, const float *pb,
-                         float *da, float *db)
+/* The gradients da, db of y = op(A) op(B) for one matrix of each, from dy[M, N], written as
+ * each operand is held (NULL: not wanted): d op(A) = dy op(B)^T, d op(B) = op(A)^T dy. */
+static void matmul_grads(float *da, float *db, struct mat ma, struct mat mb, const float *dy,
+                         const float *pa, const float *pb)
 {
     int64_t m = op_rows(ma), k = op_cols(ma), n = op_cols(mb);
     if (da && !ma.t) /* da[M,K] = dy[M,N] op(B)^T */
@@ -53,8 +52,8 @@ static void matmul_grads(mat ma, mat mb, const float *dy, const float *pa, const
 xpb_status ref_matmul(const ref_op_args *a)
 {
     uint32_t tr = a->op->transpose;
-    mat ma = mat_of(a->in_desc[0], (tr & XPB_TRANSPOSE_A) != 0);
-    mat mb = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_B) != 0);
+    struct mat ma = mat_of(a->in_desc[0], (tr & XPB_TRANSPOSE_A) != 0);
+    struct mat mb = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_B) != 0);
     int64_t m = op_rows(ma), k = op_cols(ma), n = op_cols(mb);
     float *y = a->out[0];
     ref_gemm(ma.t, mb.t, m, n, k, 1.0f, a->in[0], ma.cols, a->in[1], mb.cols, 0.0f, y, n);
@@ -67,11 +66,11 @@ xpb_status ref_matmul(const ref_op_args *a)
 xpb_status ref_matmul_bwd(const ref_op_args *a)
 {
     uint32_t tr = a->op->transpose;
-    mat ma = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_A) != 0);
-    mat mb = mat_of(a->in_desc[2], (tr & XPB_TRANSPOSE_B) != 0);
+    struct mat ma = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_A) != 0);
+    struct mat mb = mat_of(a->in_desc[2], (tr & XPB_TRANSPOSE_B) != 0);
     const float *dy = a->in[0];
-    matmul_grads(ma, mb, dy, a->in[1], a->in[2], a->out[0],
-                 a->op->n_outputs > 1 ? a->out[1] : NULL);
+    matmul_grads(a->out[0], a->op->n_outputs > 1 ? a->out[1] : NULL, ma, mb, dy, a->in[1],
+                 a->in[2]);
     if (a->op->n_outputs > 2 && a->out[2])
         ref_sum_rows(a->out[2], dy, op_rows(ma), op_cols(mb));
     return XPB_OK;
@@ -79,14 +78,14 @@ xpb_status ref_matmul_bwd(const ref_op_args *a)
 
 /* The batch dims of a batched product: y's (the broadcast of a's and b's), and per operand the
  * matrix offset (in elements) of every batch dim, 0 along a dim it is broadcast over. */
-typedef struct batch {
+struct batch {
     uint32_t nd;                /* y's batch dims (1 or 2) */
     int64_t dims[XPB_MAX_DIMS]; /* their sizes */
     int64_t count;              /* their product: matrices of y */
     int64_t stride[2][XPB_MAX_DIMS];
-} batch;
+};
 
-static void batch_of(batch *bt, const xpb_tensor_desc *y, const xpb_tensor_desc *pa,
+static void batch_of(struct batch *bt, const xpb_tensor_desc *y, const xpb_tensor_desc *pa,
                      const xpb_tensor_desc *pb)
 {
     const xpb_tensor_desc *ops[2] = {pa, pb};
@@ -108,7 +107,7 @@ static void batch_of(batch *bt, const xpb_tensor_desc *y, const xpb_tensor_desc 
 }
 
 /* Element offset of operand o's matrix for y's batch index `i` (row-major over bt->dims). */
-static int64_t batch_offset(const batch *bt, int o, int64_t i)
+static int64_t batch_offset(const struct batch *bt, int o, int64_t i)
 {
     int64_t off = 0;
     for (uint32_t k = bt->nd; k-- > 0;) {
@@ -122,10 +121,10 @@ static int64_t batch_offset(const batch *bt, int o, int64_t i)
 xpb_status ref_batched_matmul(const ref_op_args *a)
 {
     uint32_t tr = a->op->transpose;
-    mat ma = mat_of(a->in_desc[0], (tr & XPB_TRANSPOSE_A) != 0);
-    mat mb = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_B) != 0);
+    struct mat ma = mat_of(a->in_desc[0], (tr & XPB_TRANSPOSE_A) != 0);
+    struct mat mb = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_B) != 0);
     int64_t m = op_rows(ma), k = op_cols(ma), n = op_cols(mb);
-    batch bt;
+    struct batch bt;
     batch_of(&bt, a->out_desc[0], a->in_desc[0], a->in_desc[1]);
     for (int64_t i = 0; i < bt.count; i++)
         ref_gemm(ma.t, mb.t, m, n, k, 1.0f, a->in[0] + batch_offset(&bt, 0, i), ma.cols,
@@ -133,11 +132,11 @@ xpb_status ref_batched_matmul(const ref_op_args *a)
     return XPB_OK;
 }
 
-/* The gradient of one operand (o: 0 for a, 1 for b) of a batched product into `out`, as it is
- * held: each of y's matrices gives one gradient matrix (in `tmp`), added in double into the
- * operand's matrix it was read from. */
-static void batched_grad(const ref_op_args *a, const batch *bt, mat ma, mat mb, int o, float *out,
-                         float *tmp, double *acc)
+/* The gradient `out` of one operand (o: 0 for a, 1 for b) of a batched product, as it is held:
+ * each of y's matrices gives one gradient matrix (in `tmp`), added in double (in `acc`) into
+ * the operand's matrix it was read from. */
+static void batched_grad(float *out, const ref_op_args *a, const struct batch *bt, struct mat ma,
+                         struct mat mb, int o, float *tmp, double *acc)
 {
     const xpb_tensor_desc *d = a->in_desc[1 + o];
     int64_t size = d->dims[d->ndim - 2] * d->dims[d->ndim - 1], n_el = xpb_tensor_numel(d);
@@ -147,7 +146,7 @@ static void batched_grad(const ref_op_args *a, const batch *bt, mat ma, mat mb, 
         const float *dy = a->in[0] + i * m * n;
         const float *pa = a->in[1] + batch_offset(bt, 0, i),
                     *pb = a->in[2] + batch_offset(bt, 1, i);
-        matmul_grads(ma, mb, dy, pa, pb, o == 0 ? tmp : NULL, o == 1 ? tmp : NULL);
+        matmul_grads(o == 0 ? tmp : NULL, o == 1 ? tmp : NULL, ma, mb, dy, pa, pb);
         double *dst = acc + batch_offset(bt, o, i);
         for (int64_t j = 0; j < size; j++)
             dst[j] += tmp[j];
@@ -161,9 +160,9 @@ static void batched_grad(const ref_op_args *a, const batch *bt, mat ma, mat mb, 
 xpb_status ref_batched_matmul_bwd(const ref_op_args *a)
 {
     uint32_t tr = a->op->transpose;
-    mat ma = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_A) != 0);
-    mat mb = mat_of(a->in_desc[2], (tr & XPB_TRANSPOSE_B) != 0);
-    batch bt;
+    struct mat ma = mat_of(a->in_desc[1], (tr & XPB_TRANSPOSE_A) != 0);
+    struct mat mb = mat_of(a->in_desc[2], (tr & XPB_TRANSPOSE_B) != 0);
+    struct batch bt;
     batch_of(&bt, a->in_desc[0], a->in_desc[1], a->in_desc[2]);
     int64_t na = xpb_tensor_numel(a->in_desc[1]), nb = xpb_tensor_numel(a->in_desc[2]);
     int64_t most = na > nb ? na : nb;
@@ -177,9 +176,9 @@ xpb_status ref_batched_matmul_bwd(const ref_op_args *a)
         goto free_buffers;
     }
     if (a->out[0])
-        batched_grad(a, &bt, ma, mb, 0, a->out[0], tmp, acc);
+        batched_grad(a->out[0], a, &bt, ma, mb, 0, tmp, acc);
     if (a->op->n_outputs > 1 && a->out[1])
-        batched_grad(a, &bt, ma, mb, 1, a->out[1], tmp, acc);
+        batched_grad(a->out[1], a, &bt, ma, mb, 1, tmp, acc);
 free_buffers:
     free(tmp);
     free(acc);

@@ -40,22 +40,23 @@ static double next_step(const ref_op_args *a)
     return (double)(step[0] += 1.0f);
 }
 
-/* The moments and the bias-corrected step of Adam and AdamW for the gradient g of element i
- * (m, v updated in place); the scalars of step t are computed in double, the per-element
- * arithmetic in fp32. */
-typedef struct adam_step {
+/* The scalars of step t of Adam and AdamW (betas, the bias-corrected step size, the square root
+ * of the second bias correction, eps): computed in double, used in fp32. */
+struct adam_step {
     float b1, b2, step_size, bc2_sqrt, eps;
-} adam_step;
+};
 
-static adam_step adam_step_of(const xpb_op_attrs *at, double t)
+static struct adam_step adam_step_of(const xpb_op_attrs *at, double t)
 {
-    adam_step s = {at->beta1, at->beta2, 0.0f, 0.0f, at->eps};
+    struct adam_step s = {at->beta1, at->beta2, 0.0f, 0.0f, at->eps};
     s.step_size = (float)((double)at->lr / (1.0 - pow((double)at->beta1, t)));
     s.bc2_sqrt = (float)sqrt(1.0 - pow((double)at->beta2, t));
     return s;
 }
 
-static float adam_delta(const adam_step *s, float g, float *m, float *v)
+/* Updates one element's moments *m, *v for its gradient g (fp32) and returns what Adam subtracts
+ * from the parameter. */
+static float adam_delta(const struct adam_step *s, float g, float *m, float *v)
 {
     *m = s->b1 * *m + (1.0f - s->b1) * g;
     *v = s->b2 * *v + (1.0f - s->b2) * g * g;
@@ -70,7 +71,7 @@ xpb_status ref_adam_update(const ref_op_args *a)
     float *param = a->in[0], *m = a->in[2], *v = a->in[3];
     const float *grad = a->in[1];
     int64_t n = xpb_tensor_numel(a->in_desc[0]);
-    adam_step s = adam_step_of(at, next_step(a));
+    struct adam_step s = adam_step_of(at, next_step(a));
     for (int64_t i = 0; i < n; i++) {
         float g = grad[i] + at->weight_decay * param[i];
         param[i] -= adam_delta(&s, g, &m[i], &v[i]);
@@ -87,7 +88,7 @@ xpb_status ref_adamw_update(const ref_op_args *a)
     float *param = a->in[0], *m = a->in[2], *v = a->in[3];
     const float *grad = a->in[1];
     int64_t n = xpb_tensor_numel(a->in_desc[0]);
-    adam_step s = adam_step_of(at, next_step(a));
+    struct adam_step s = adam_step_of(at, next_step(a));
     float decay = (float)(1.0 - (double)at->lr * (double)at->weight_decay);
     for (int64_t i = 0; i < n; i++) {
         param[i] *= decay;

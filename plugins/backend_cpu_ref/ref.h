@@ -112,12 +112,13 @@ xpb_status ref_all_reduce(const ref_op_args *a);
 /* ---- op set 3 ---- */
 
 /* The element strides, in the row-major tensor t, of the `nd` dims `dims` that t broadcasts to
- * (numpy's rules, aligned right): strides[k] is 0 where t lacks dim k or has 1 there. */
+ * (numpy's rules, aligned right): strides[k] is 0 where t lacks dim k or has 1 there
+ * (broadcast.c). */
 void ref_bcast_strides(int64_t *strides, const xpb_tensor_desc *t, uint32_t nd,
                        const int64_t *dims);
 
-/* "op 'layer'" prefix for kernel messages: "EMBEDDING (layer 'emb'): ". Writes the formatted
- * message after it into a->err and returns `st`. */
+/* Writes "<OP> (layer '<layer>'): " and the formatted message into a->err and returns `st`:
+ * a kernel's run-time refusal names its op and layer (message.c). */
 xpb_status ref_fail(const ref_op_args *a, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
