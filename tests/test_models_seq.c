@@ -67,12 +67,12 @@ static void test_counts(void **state)
     (void)state;
     static const struct {
         const char *model, *variant;
-        int64_t params, forward;
+        int64_t params, forward, tokens;
     } expect[] = {
-        {"lstm", "ptb-medium", 19780400, 928200000},
-        {"lstm", "ptb-large", 66034000, 3570000000},
-        {"transformer", "base", 63084544, 16727932928},
-        {"transformer", "gpt2-small", 124439808, 291648307200},
+        {"lstm", "ptb-medium", 19780400, 928200000, 35},
+        {"lstm", "ptb-large", 66034000, 3570000000, 35},
+        {"transformer", "base", 63084544, 16727932928, 128},
+        {"transformer", "gpt2-small", 124439808, 291648307200, 1024},
     };
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         xpb_run_config c = config(expect[i].model, expect[i].variant, 1, XPB_MODE_TRAIN, NULL);
@@ -85,6 +85,9 @@ static void test_counts(void **state)
                      (long long)mp->flops_forward, (long long)mp->flops_train,
                      (long long)expect[i].params, (long long)expect[i].forward,
                      3 * (long long)expect[i].forward);
+        /* tokens per sample: the sequence the model predicts (results' tokens_per_s) */
+        assert_int_equal(mp->tokens, expect[i].tokens);
+        assert_true(mp->bytes > 0);
         xpb_model_program_free(mp);
     }
     /* per sample whatever the batch; a sequence length changes FLOPs, not parameters */
@@ -96,6 +99,7 @@ static void test_counts(void **state)
     mp = create(&c);
     assert_int_equal(mp->param_count, 124439808);
     assert_int_equal(mp->flops_forward, 512ll * 265938432);
+    assert_int_equal(mp->tokens, 512); /* a prompt: its tokens */
     xpb_model_program_free(mp);
 }
 

@@ -77,7 +77,7 @@ static int setup(void **state)
     fprintf(f, "name: tta-e2e\n"
                "data_dir: .\n"
                "runs:\n"
-               "  - id: bars\n"
+               "  - name: bars\n"
                "    model: conv6\n"
                "    mode: tta\n"
                "    data: fashion-mnist\n"

@@ -144,6 +144,10 @@ static const struct xpb_schema_field model_fields[] = {
     INT("flops_per_sample_forward", XPB_SF_REQ, XPB_SR_GE0),
     INT("flops_per_sample_train", XPB_SF_REQ, XPB_SR_GE0),
     INT("layers", XPB_SF_REQ, XPB_SR_GE0),
+    INT3("bytes_per_sample", 0, XPB_SR_GE0),
+    INT3("tokens_per_sample", 0, XPB_SR_GE1),
+    INT3("flops_per_token_forward", 0, XPB_SR_GE0),
+    INT3("flops_per_token_train", 0, XPB_SR_GE0),
     END,
 };
 
@@ -161,6 +165,11 @@ static const struct xpb_schema_field device_fields[] = {
     ARR2("capabilities", XPB_SF_REQ, string_element),
     ENUM2("kind", XPB_SF_REQ, device_kinds),
     MAP2("precisions", XPB_SF_REQ, xpb_precision_names, precision_support_element),
+    STR3("peak_flops_source", XPB_SF_NULL),
+    NUM3("memory_bandwidth", XPB_SF_NULL, XPB_SR_GE0),
+    STR3("memory_bandwidth_source", XPB_SF_NULL),
+    NUM3("datasheet_bandwidth", XPB_SF_NULL, XPB_SR_GE0),
+    {"datasheet_peak_flops", XPB_SK_NUMMAP, 0, XPB_SR_GE0, xpb_precision_names, NULL, 3},
     END,
 };
 
@@ -276,6 +285,9 @@ static const struct xpb_schema_field metrics_fields[] = {
     OBJ("step_time_s", XPB_SF_REQ, step_time_fields),
     NUM("flops_per_s", XPB_SF_REQ, XPB_SR_GE0),
     NUM("peak_fraction", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("bytes_per_s", 0, XPB_SR_GE0),
+    NUM3("bandwidth_fraction", XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("tokens_per_s", 0, XPB_SR_GE0),
     OBJ("memory", XPB_SF_REQ, memory_fields),
     OBJ("energy", XPB_SF_REQ, energy_fields),
     OBJ("loss", XPB_SF_REQ, loss_fields),
@@ -292,9 +304,14 @@ static const struct xpb_schema_field verification_fields[] = {
 };
 
 static const struct xpb_schema_field profile_fields[] = {
-    STR("op", XPB_SF_REQ | XPB_SF_NONEMPTY),     STR("layer", XPB_SF_REQ),
-    INT("calls", XPB_SF_REQ, XPB_SR_GE0),        NUM("seconds", XPB_SF_REQ, XPB_SR_GE0),
-    STR("fused_into", XPB_SF_REQ | XPB_SF_NULL), END,
+    STR("op", XPB_SF_REQ | XPB_SF_NONEMPTY),
+    STR("layer", XPB_SF_REQ),
+    INT("calls", XPB_SF_REQ, XPB_SR_GE0),
+    NUM("seconds", XPB_SF_REQ, XPB_SR_GE0),
+    STR("fused_into", XPB_SF_REQ | XPB_SF_NULL),
+    INT3("flops", 0, XPB_SR_GE0),
+    INT3("bytes", 0, XPB_SR_GE0),
+    END,
 };
 static const struct xpb_schema_field profile_element[] = {OBJ(NULL, XPB_SF_REQ, profile_fields)};
 

@@ -136,6 +136,12 @@ static void read_device(struct xpb_results_device *d, xpb_arena *arena, const js
     const json_t *caps = array_of(o, "capabilities");
     d->has_capabilities = caps != NULL;
     d->capabilities = strings_of(arena, caps, &d->n_capabilities);
+    d->peak_flops_source = str_of(o, "peak_flops_source");
+    d->memory_bandwidth = num_of(o, "memory_bandwidth");
+    d->memory_bandwidth_source = str_of(o, "memory_bandwidth_source");
+    d->datasheet_bandwidth = num_of(o, "datasheet_bandwidth");
+    d->datasheet_peak_flops =
+        numbers_of(arena, object_of(o, "datasheet_peak_flops"), &d->n_datasheet_peak_flops);
 }
 
 static void read_repeats(struct xpb_results_metrics *m, xpb_arena *arena, const json_t *a)
@@ -212,6 +218,9 @@ static void read_metrics(struct xpb_results_metrics *m, xpb_arena *arena, const 
     m->step_time_s.cv = num_of(st, "cv");
     m->flops_per_s = num_of(o, "flops_per_s");
     m->peak_fraction = num_of(o, "peak_fraction");
+    m->bytes_per_s = num_of(o, "bytes_per_s");
+    m->bandwidth_fraction = num_of(o, "bandwidth_fraction");
+    m->tokens_per_s = num_of(o, "tokens_per_s");
     m->memory.host_peak_rss_bytes = int_of(mem, "host_peak_rss_bytes");
     m->memory.device_bytes_in_use = int_of(mem, "device_bytes_in_use");
     m->memory.device_peak_bytes = int_of(mem, "device_peak_bytes");
@@ -243,9 +252,9 @@ static void read_profile(struct xpb_results_run *r, xpb_arena *arena, const json
     struct xpb_results_profile_entry *p = xpb_arena_alloc(arena, r->n_profile * sizeof *p);
     for (size_t i = 0; p && i < r->n_profile; i++) {
         const json_t *e = json_array_get(a, i);
-        p[i] = (struct xpb_results_profile_entry){str_of(e, "op"), str_of(e, "layer"),
-                                                  int_of(e, "calls"), num_of(e, "seconds"),
-                                                  str_of(e, "fused_into")};
+        p[i] = (struct xpb_results_profile_entry){
+            str_of(e, "op"),         str_of(e, "layer"), int_of(e, "calls"), num_of(e, "seconds"),
+            str_of(e, "fused_into"), int_of(e, "flops"), int_of(e, "bytes")};
     }
     r->profile = p;
 }
@@ -331,9 +340,14 @@ xpb_status xpb_results_view_run(struct xpb_results_run *out, xpb_arena *arena, c
     out->has_config = config != NULL;
     read_config(&out->config, arena, config);
     out->has_model = model != NULL;
-    out->model = (struct xpb_results_model){
-        int_of(model, "parameters"), int_of(model, "flops_per_sample_forward"),
-        int_of(model, "flops_per_sample_train"), int_of(model, "layers")};
+    out->model = (struct xpb_results_model){int_of(model, "parameters"),
+                                            int_of(model, "flops_per_sample_forward"),
+                                            int_of(model, "flops_per_sample_train"),
+                                            int_of(model, "layers"),
+                                            int_of(model, "bytes_per_sample"),
+                                            int_of(model, "tokens_per_sample"),
+                                            int_of(model, "flops_per_token_forward"),
+                                            int_of(model, "flops_per_token_train")};
     out->has_device = device != NULL;
     read_device(&out->device, arena, device);
     out->has_metrics = metrics != NULL;
