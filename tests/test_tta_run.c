@@ -18,7 +18,7 @@
 
 #include "cli_harness.h"
 
-#define TRAIN 160
+#define TRAIN 320
 #define TEST 50
 
 static void put_be32(FILE *f, uint32_t v)
@@ -85,9 +85,9 @@ static int setup(void **state)
                "    threads: 2\n"
                "    batch: 16\n"
                "    lr: 0.02\n"
-               "    target: 0.9\n"
+               "    target: 0.8\n"
                "    eval_every: 0.5\n"
-               "    max_epochs: 12\n"
+               "    max_epochs: 15\n"
                "    runs: 1\n"
                "    seed: 7\n");
     return fclose(f);
@@ -134,7 +134,8 @@ static void test_converges_and_repeats(void **state)
     (void)state;
     char *err = NULL;
     json_t *a = run_into("a.json", 0, &err);
-    assert_non_null(strstr(err, "bars: ok, 1 of 1 runs reached test accuracy 0.9000"));
+    if (!strstr(err, "bars: ok, 1 of 1 runs reached test accuracy 0.8000"))
+        fail_msg("the run did not reach its target: %s", err);
     free(err);
     json_t *b = run_into("b.json", 0, NULL);
     json_t *ta = tta_of(a), *tb = tta_of(b);
@@ -163,14 +164,14 @@ static void test_converges_and_repeats(void **state)
     }
     /* the run stopped at the evaluation that reached the target */
     json_t *end = json_array_get(ca, json_array_size(ca) - 1);
-    assert_true(json_real_value(json_object_get(end, "accuracy")) >= 0.9);
+    assert_true(json_real_value(json_object_get(end, "accuracy")) >= 0.8);
     assert_true(json_real_value(json_object_get(ra, "seconds")) ==
                 json_real_value(json_object_get(end, "seconds")));
     assert_true(json_real_value(json_object_get(ra, "epochs")) ==
                 json_real_value(json_object_get(end, "epochs")));
-    /* 160 samples of batch 16: 10 steps per epoch, none left over */
+    /* 320 samples of batch 16: 20 steps per epoch, none left over */
     double epochs = json_real_value(json_object_get(ra, "epochs"));
-    assert_int_equal(json_integer_value(json_object_get(ra, "steps")), (json_int_t)(epochs * 10));
+    assert_int_equal(json_integer_value(json_object_get(ra, "steps")), (json_int_t)(epochs * 20));
     assert_true(json_real_value(json_object_get(ra, "init_seconds")) > 0);
     assert_true(json_real_value(json_object_get(ra, "data_wait_seconds")) >= 0);
     /* one run: its time is the score */

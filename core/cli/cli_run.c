@@ -74,6 +74,8 @@ static void summary_line(const struct xpb_results_run *run)
         fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", run->id,
                 isnan(m->throughput.median) ? 0.0 : m->throughput.median,
                 isnan(m->step_time_s.p50) ? 0.0 : m->step_time_s.p50 * 1e3);
+        if (m->tokens_per_s > 0)
+            fprintf(stderr, ", %.0f tokens/s", m->tokens_per_s);
         if (!isnan(m->loss.first) && !isnan(m->loss.last))
             fprintf(stderr, ", loss %.4f -> %.4f", m->loss.first, m->loss.last);
         if (run->has_verification && run->verification.requested == 1)
