@@ -64,8 +64,8 @@ typedef struct xpb_tolerance {
     /* The error of each gradient when the reference took the backend's side of every near-tie
      * (xpb_compare.aligned): rounding alone. 0 when the policy has none (then as unaligned). */
     double aligned;
-    /* The floor's fraction of the group's scale for gradients judged by the aligned
-     * allowance (verification groups them by layer, judge.h's callers say). */
+    /* The floor's fraction of the group's scale for gradients judged by the aligned allowance
+     * (verification's groups are layers, whose gradients may differ by 100 times). */
     double aligned_floor;
 } xpb_tolerance;
 
