@@ -162,7 +162,14 @@ xpb_status xpb_chart_point(xpb_report *r, xpb_chart_series *s, double x, double 
 /* A new bar of `c` with c->n_segments values (zeroed) and no whiskers; NULL when out of memory. */
 struct xpb_svg_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *label);
 
-/* ---- cells ---- */
+/* ---- cells ----
+ * The setters below fill only their own fields (kind, value, unit, source): the flags, the
+ * interval of a text cell and the title stay as they were, so a cell must start from
+ * xpb_cell_empty() (xpb_report_row's cells do). A cell declared on the stack and filled by a
+ * setter alone carries whatever the stack held in its flags. */
+
+/* An empty cell: no value, no interval (NaN), no flags, no text, no source. */
+xpb_report_cell xpb_cell_empty(void);
 
 void xpb_cell_text(xpb_report_cell *c, const char *text);
 

@@ -110,7 +110,7 @@ static xpb_status speedup_chart(xpb_report *r, xpb_report_section *s, const xpb_
     c->x_log10 = 1;
     c->ref = 1;
     for (size_t i = 0; i < n; i++) {
-        xpb_report_cell cell;
+        xpb_report_cell cell = xpb_cell_empty();
         xpb_rcmp_speedup_cell(r, &cell, &cmps[i]);
         if (cell.kind != XPB_CELL_NUMBER)
             continue;
