@@ -63,6 +63,8 @@ enum {
     XPB_SERIES_POINTS = 1u << 0, /* markers at the points */
     XPB_SERIES_LINE = 1u << 1,   /* a line through them */
     XPB_SERIES_DASHED = 1u << 2, /* the line dashed (a projection) */
+    XPB_SERIES_BAND = 1u << 3,   /* a shaded band between lo and hi at every point (a fit's
+                                    95% band), drawn under the lines */
 };
 
 typedef struct xpb_chart_series {
