@@ -61,35 +61,57 @@ static void fit_cells(xpb_report *r, xpb_report_cell *c, const xpb_fit *f, long 
 }
 
 #define FIT_COLS 7
-static const char *const fit_headers[FIT_COLS] = {
-    "degree",         "chosen by",       "R²",
-    "residual SD",    "fit (b = batch)", "at 4× the largest batch",
-    "extrapolation ×"};
+#define MAX_COLS 20
+
+/* A table of fits titled `title` with `note` under it: the columns lead[0..n_lead), the fit's
+ * (fit_cells, in `unit`, "MiB" or "ms"), then more[0..n_more). NULL when out of memory. */
+static xpb_report_table *fits_table(xpb_report *r, xpb_report_section *s, const char *suffix,
+                                    const char *title, const char *note, const char *const *lead,
+                                    size_t n_lead, const char *unit, const char *const *more,
+                                    size_t n_more)
+{
+    const char *headers[MAX_COLS];
+    size_t n = 0;
+    for (size_t i = 0; i < n_lead; i++)
+        headers[n++] = lead[i];
+    headers[n++] = "degree";
+    headers[n++] = "chosen by";
+    headers[n++] = "R²";
+    headers[n++] = xpb_arena_printf(&r->arena, "residual SD %s", unit);
+    headers[n++] = xpb_arena_printf(&r->arena, "fit %s (b = batch)", unit);
+    headers[n++] = xpb_arena_printf(&r->arena, "%s at 4× the largest batch", unit);
+    headers[n++] = "extrapolation ×";
+    for (size_t i = 0; i < n_more; i++)
+        headers[n++] = more[i];
+    for (size_t i = 0; i < n; i++)
+        if (!headers[i])
+            return NULL;
+    xpb_report_table *t = xpb_report_table_new(r, s, suffix, title, headers, n);
+    if (t)
+        t->note = note;
+    return t;
+}
 
 /* The memory table: a row per sweep and memory (plan, process). */
 static xpb_status memory_table(xpb_report *r, xpb_report_section *s, const xpb_batch_sweep *ws,
                                size_t n)
 {
+    static const char *const lead[] = {"sweep", "memory"};
     static const char *const more[] = {"hold-out batch", "predicted MiB", "measured MiB",
                                        "error %",        "budget GiB",    "largest batch that fits",
                                        "decides"};
-    const char *headers[2 + FIT_COLS + 7] = {"sweep", "memory"};
-    memcpy(headers + 2, fit_headers, sizeof fit_headers);
-    memcpy(headers + 2 + FIT_COLS, more, sizeof more);
-    headers[2 + 3] = "residual SD MiB";
-    headers[2 + 4] = "fit MiB (b = batch)";
-    headers[2 + 5] = "MiB at 4× the largest batch";
-    xpb_report_table *t = xpb_report_table_new(r, s, "memory", "Memory against batch: the fits",
-                                               headers, 2 + FIT_COLS + 7);
+    xpb_report_table *t = fits_table(
+        r, s, "memory", "Memory against batch: the fits",
+        "backend plan: the backend's peak (device_peak_bytes); process: how much the process "
+        "grew during the run (host_run_peak_bytes, without the first run of a backend in "
+        "the file, which also pays one-time costs); a line unless the data reject it; "
+        "[brackets]: the 95% band, which widens beyond the measured batches; hold-out: "
+        "the fit without the largest batch, predicting it; largest batch that fits: where "
+        "the fit (its band's edges in brackets) first exceeds the budget; decides: the "
+        "memory that allows the fewest samples, which the largest batch comes from",
+        lead, 2, "MiB", more, 7);
     if (!t)
         return XPB_OUT_OF_MEMORY;
-    t->note = "backend plan: the backend's peak (device_peak_bytes); process: how much the process "
-              "grew during the run (host_run_peak_bytes, without the first run of a backend in "
-              "the file, which also pays one-time costs); a line unless the data reject it; "
-              "[brackets]: the 95% band, which widens beyond the measured batches; hold-out: "
-              "the fit without the largest batch, predicting it; largest batch that fits: where "
-              "the fit (its band's edges in brackets) first exceeds the budget; decides: the "
-              "memory that allows the fewest samples, which the largest batch comes from";
     for (size_t i = 0; i < n; i++) {
         const xpb_sweep_memory *ms[2] = {&ws[i].plan, &ws[i].process};
         for (int k = 0; k < 2; k++) {
@@ -131,23 +153,19 @@ static xpb_status memory_table(xpb_report *r, xpb_report_section *s, const xpb_b
 static xpb_status step_table(xpb_report *r, xpb_report_section *s, const xpb_batch_sweep *ws,
                              size_t n)
 {
+    static const char *const lead[] = {"sweep"};
     static const char *const more[] = {"saturates at batch", "best samples/s (fit)",
                                        "last doubling gained %", "throughput"};
-    const char *headers[1 + FIT_COLS + 4] = {"sweep"};
-    memcpy(headers + 1, fit_headers, sizeof fit_headers);
-    memcpy(headers + 1 + FIT_COLS, more, sizeof more);
-    headers[1 + 3] = "residual SD ms";
-    headers[1 + 4] = "fit ms (b = batch)";
-    headers[1 + 5] = "ms at 4× the largest batch";
-    xpb_report_table *t = xpb_report_table_new(r, s, "step", "Step time against batch: the fits",
-                                               headers, 1 + FIT_COLS + 4);
+    xpb_report_table *t = fits_table(
+        r, s, "step", "Step time against batch: the fits",
+        "fitted on the median step times, degree by AICc; throughput = batch / fitted step "
+        "time; saturates at: the smallest measured-range batch reaching 90% of the best "
+        "fitted throughput; saturated when doubling the largest batch's half gained under "
+        "5%; no conclusion from a fit with R² under 0.9 or from runs other processes "
+        "disturbed",
+        lead, 1, "ms", more, 4);
     if (!t)
         return XPB_OUT_OF_MEMORY;
-    t->note = "fitted on the median step times, degree by AICc; throughput = batch / fitted step "
-              "time; saturates at: the smallest measured-range batch reaching 90% of the best "
-              "fitted throughput; saturated when doubling the largest batch's half gained under "
-              "5%; no conclusion from a fit with R² under 0.9 or from runs other processes "
-              "disturbed";
     for (size_t i = 0; i < n; i++) {
         const xpb_batch_sweep *w = &ws[i];
         if (!w->have_step)
