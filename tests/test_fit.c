@@ -234,12 +234,13 @@ static void test_largest_within(void **state)
     assert_int_equal(xpb_fit_largest_within(&f, 1010, 65536, 0), 91);
     assert_int_equal(xpb_fit_largest_within(&f, 100, 65536, 0), 0); /* batch 1 needs 110 */
     assert_int_equal(xpb_fit_largest_within(&f, 1e12, 65536, 0), 65536);
-    /* exact data: the band is the model's error beyond batch 8, 15% of the increment:
-       100 + 10 b + 0.15 x 10 (b - 8) <= 1000 up to b = 79 (1011.5 / 11.5 = 87.96 ... ) */
+    /* exact data: the band is the model's error beyond batch 8, e = XPB_FIT_MODEL_ERROR of the
+       increment: 100 + 10 b + e 10 (b - 8) <= 1000 up to b = (900 + 80 e) / (10 (1 + e)) */
+    const double e = XPB_FIT_MODEL_ERROR;
     long hi = xpb_fit_largest_within(&f, 1000, 65536, 1);
     long lo = xpb_fit_largest_within(&f, 1000, 65536, -1);
-    assert_int_equal(hi, (long)floor((1000 - 100 + 0.15 * 10 * 8) / (10 * 1.15)));
-    assert_int_equal(lo, (long)floor((1000 - 100 - 0.15 * 10 * 8) / (10 * 0.85)));
+    assert_int_equal(hi, (long)floor((1000 - 100 + e * 10 * 8) / (10 * (1 + e))));
+    assert_int_equal(lo, (long)floor((1000 - 100 - e * 10 * 8) / (10 * (1 - e))));
     assert_true(hi < 90 && 90 < lo);
 }
 

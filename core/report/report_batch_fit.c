@@ -29,7 +29,7 @@ static int first_of_backend(const xpb_report *r, const xpb_rrun *run)
     return 0;
 }
 
-/* The points (x, y) whose y is a number, into bx, by; their count. */
+/* The points (x, y) whose y is a number and x is below `below`, into bx, by; their count. */
 static size_t usable(double *bx, double *by, const double *x, const double *y, size_t n,
                      double below)
 {

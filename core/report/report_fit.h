@@ -33,10 +33,10 @@
  * the largest batch that fits): the report shows the fit and says why it concludes nothing. */
 #define XPB_FIT_R2_MIN 0.9
 /* The part of a projection's increment beyond the data that the band adds as model error:
- * the memory sweeps of conv6 and resnet18 on cpu_onednn fitted on batches 1..32 missed batch
- * 128 by up to 12% of that increment (the backend's choice of algorithm, made by timing, moves
- * its scratch memory), docs/report.md. */
-#define XPB_FIT_MODEL_ERROR 0.15
+ * memory sweeps of conv6 and resnet18 on cpu_onednn fitted on batches 1..32 missed batch 128
+ * by up to 21% of that increment (cpu_onednn picks algorithms by timing at compile, which moves
+ * its scratch memory from run to run), docs/report.md. */
+#define XPB_FIT_MODEL_ERROR 0.25
 
 typedef enum xpb_fit_rule {
     XPB_FIT_AICC,                  /* degree by AICc */

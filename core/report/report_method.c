@@ -22,7 +22,7 @@ static const char *const paragraphs[] = {
     "the points support. Every fit gives its R² (the share of the variation it explains), its "
     "residual standard deviation and how far its projections extrapolate (times the largest "
     "measured batch); its 95% band is the prediction interval of a new point plus, beyond the "
-    "measured batches, 15% of the projected increment (the model's own error), so it widens "
+    "measured batches, 25% of the projected increment (the model's own error), so it widens "
     "with the extrapolation. A fit with R² under 0.9, or of runs other processes disturbed, "
     "concludes nothing (no saturation, no best throughput, no largest batch). The hold-out "
     "column shows how well the memory fit without the largest batch predicted it.",
