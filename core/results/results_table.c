@@ -330,8 +330,8 @@ static void print_runs(FILE *f, const struct xpb_results_doc *v)
         flagged += v->runs[r].metrics.interference.flagged == 1;
     if (flagged)
         fprintf(f,
-                "others %% = CPU time other processes took during the timed steps, as a share "
-                "of the machine; ! = %d run%s disturbed by them: %s numbers are not %s own\n",
+                "others %% = CPU time other processes took during the timed steps of what the run "
+                "needed of its CPUs; ! = %d run%s disturbed by them: %s numbers are not %s own\n",
                 flagged, flagged == 1 ? " was" : "s were", flagged == 1 ? "its" : "their",
                 flagged == 1 ? "its" : "their");
     fprintf(f, "step times in ms; cv = coefficient of variation of step times; threads auto = "
