@@ -4,7 +4,9 @@
  * formulas, run through the real executable:
  *   - `show`, `compare` and the error messages of an invalid file print no raw control
  *     character, C1 control or bidirectional override, and show what was there as escapes;
- *   - `report` on a terminal (a pty): even the HTML report reaches it escaped.
+ *   - `report` to Markdown has no raw HTML, to CSV no cell a spreadsheet would take as a
+ *     formula, and neither has a raw control character; on a terminal (a pty) even the HTML
+ *     report reaches it escaped.
  * `upload` of such files and a hostile server are tested in test_upload.c. */
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +152,86 @@ static void test_compare(void **state)
     free(err);
 }
 
+/* The fields of a CSV text (RFC 4180) one by one: calls `check` with each unquoted field. */
+static void csv_fields(const char *csv, void (*check)(const char *field))
+{
+    char field[4096];
+    const char *p = csv;
+    while (*p) {
+        size_t n = 0;
+        if (*p == '"') {
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                if (*p == '"')
+                    p++;
+                if (n + 1 < sizeof field)
+                    field[n++] = *p;
+            }
+            p += *p == '"';
+        } else {
+            for (; *p && *p != ',' && *p != '\r' && *p != '\n'; p++)
+                if (n + 1 < sizeof field)
+                    field[n++] = *p;
+        }
+        field[n] = '\0';
+        check(field);
+        if (*p == ',')
+            p++;
+        else
+            while (*p == '\r' || *p == '\n')
+                p++;
+    }
+}
+
+static int fields_seen, neutralised;
+
+/* A field a spreadsheet would evaluate: starting with = + @ tab CR, or - not followed by a
+ * plain number. */
+static void check_field(const char *f)
+{
+    fields_seen++;
+    neutralised += f[0] == '\'';
+    char *end = NULL;
+    if (f[0] == '-')
+        (void)strtod(f, &end);
+    if (f[0] == '=' || f[0] == '+' || f[0] == '@' || f[0] == '\t' || f[0] == '\r' ||
+        (f[0] == '-' && (!end || *end)))
+        fail_msg("live formula in a CSV cell: %s", f);
+}
+
+static void test_report_markdown_and_csv(void **state)
+{
+    (void)state;
+    char *out, *err;
+    assert_int_equal(xpb(NULL, &err, "report", path("hostile.json"), "-o", path("r.md"), NULL), 0);
+    free(err);
+    char *md = slurp(path("r.md"));
+    assert_inert(md, 0, "report.md");
+    assert_null(strstr(md, "<script"));
+    assert_null(strstr(md, "<"));
+    assert_non_null(strstr(md, "&lt;script&gt;"));
+    assert_non_null(strstr(md, "\\\\x1b]52;c;")); /* "\x1b" with its backslash escaped */
+    free(md);
+
+    assert_int_equal(xpb(NULL, &err, "report", path("hostile.json"), "-o", path("r.csv"), NULL), 0);
+    free(err);
+    char *csv = slurp(path("r.csv"));
+    assert_inert(csv, 1, "report.csv");
+    fields_seen = neutralised = 0;
+    csv_fields(csv, check_field);
+    fprintf(stderr, "CSV: %d fields, %d neutralised with a quote\n", fields_seen, neutralised);
+    assert_true(neutralised >= 4); /* =HYPERLINK, @SUM, +1+1, -2+3 (and the titles) */
+    assert_non_null(strstr(csv, "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")/cifar\""));
+    assert_non_null(strstr(csv, "'@SUM(1+1)"));
+    free(csv);
+
+    /* to standard output (a pipe here): the same neutralised bytes */
+    assert_int_equal(xpb(&out, &err, "report", path("hostile.json"), "--format", "md", NULL), 0);
+    assert_inert(out, 0, "report md to stdout");
+    assert_null(strstr(out, "<script"));
+    free(out);
+    free(err);
+}
+
 /* Runs xpubench with `args` on a pseudo-terminal and returns what the terminal received
  * (the caller frees it) and the exit code in *rc. */
 static char *on_terminal(int *rc, const char *const *args)
@@ -206,6 +288,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_show),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_report_markdown_and_csv),
         cmocka_unit_test(test_report_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
