@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/atomic_file.h"
+#include "results/json_shape.h"
 
 #ifndef XPB_VERSION
 #define XPB_VERSION "0.0.0" /* the build defines it from the project version */
@@ -86,6 +87,28 @@ xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *ve
                                                                            : XPB_OUT_OF_MEMORY;
 }
 
+/* XPB_OK when `len` bytes of JSON `text` keep to the limits of results_limits.h; otherwise
+ * XPB_PARSE_ERROR (`verb` "has" for a file read, "not written: it would hold" for one being
+ * written) with what the limit is and what the text has. */
+static xpb_status within_limits(const char *text, size_t len, const char *path, const char *verb,
+                                xpb_err *err)
+{
+    struct xpb_json_shape shape;
+    xpb_json_shape(&shape, text, len);
+    if (shape.nodes > XPB_RESULTS_MAX_NODES)
+        return xpb_err_set(err, XPB_PARSE_ERROR,
+                           "%s: %s %zu values and keys, more than the %d a results file may hold "
+                           "(the leaderboard's limit too): split the runs into several files",
+                           path, verb, shape.nodes, XPB_RESULTS_MAX_NODES);
+    if (shape.depth > XPB_RESULTS_MAX_DEPTH)
+        return xpb_err_set(err, XPB_PARSE_ERROR,
+                           "%s: %s values nested %zu levels deep, deeper than the %d a results "
+                           "file may nest (\"extra\" objects included; the leaderboard's limit "
+                           "too)",
+                           path, verb, shape.depth, XPB_RESULTS_MAX_DEPTH);
+    return XPB_OK;
+}
+
 xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
 {
     xpb_status st = xpb_results_validate(doc, err);
@@ -112,6 +135,8 @@ xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
         goto free_ordered;
     }
     size_t len = strlen(text);
+    if ((st = within_limits(text, len, path, "not written: it would hold", err)) != XPB_OK)
+        goto free_text;
     char *with_newline = realloc(text, len + 2);
     if (!with_newline) {
         st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "%s: out of memory", path);
@@ -202,6 +227,11 @@ xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err)
                            XPB_RESULTS_MAX_BYTES >> 20);
     }
 
+    /* measured before it is parsed: a tree is never built for a file beyond the limits */
+    if ((st = within_limits(buf, len, path, "has", err)) != XPB_OK) {
+        free(buf);
+        return st;
+    }
     json_error_t jerr;
     json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     free(buf);

@@ -12,10 +12,8 @@
 #include "base/errmsg.h"
 #include "results/comparisons.h"
 #include "results/interval.h"
+#include "results/results_limits.h"
 #include "results/results_validate.h"
-
-/* Largest results file xpb_results_load accepts. */
-#define XPB_RESULTS_MAX_BYTES (64u * 1024u * 1024u)
 
 /* A new document holding "schema", "schema_version", "tool" {name, version}, "created" (now,
  * UTC, "YYYY-MM-DDTHH:MM:SSZ"), an empty "environment" object and empty "runs" and
@@ -44,16 +42,18 @@ xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *ve
  * every other object in insertion order, reals with 17 significant digits so that they read
  * back identical, final newline) and writes it to `path` atomically (xpb_atomic_write:
  * parent directories are created, an old file is replaced only by a complete new one).
- * Returns XPB_PARSE_ERROR (invalid document; nothing written), XPB_OUT_OF_MEMORY or the status
- * of xpb_atomic_write. */
+ * Returns XPB_PARSE_ERROR (invalid document, or beyond a limit of results_limits.h, which no
+ * reader would accept; nothing written), XPB_OUT_OF_MEMORY or the status of xpb_atomic_write. */
 xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err);
 
-/* Reads `path` (at most XPB_RESULTS_MAX_BYTES), parses it strictly (duplicate keys rejected)
- * and validates it. On success *out is a new reference owned by the caller (json_decref);
- * on failure *out is NULL. Errors, all naming the file:
+/* Reads `path` (at most XPB_RESULTS_MAX_BYTES), measures it (at most XPB_RESULTS_MAX_NODES
+ * values and keys, XPB_RESULTS_MAX_DEPTH levels: refused before a tree is built), parses it
+ * strictly (duplicate keys rejected) and validates it. On success *out is a new reference
+ * owned by the caller (json_decref); on failure *out is NULL. Errors, all naming the file:
  *   XPB_IO_ERROR     cannot open or read ("results.json: cannot open: No such file ...")
- *   XPB_PARSE_ERROR  not JSON ("results.json:3:14: ..."), too large, or invalid against the
- *                    schema ("results.json: runs[0].id: ...") */
+ *   XPB_PARSE_ERROR  not JSON ("results.json:3:14: ..."), beyond a limit (saying the limit and
+ *                    what the file has), or invalid against the schema
+ *                    ("results.json: runs[0].id: ...") */
 xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err);
 
 /* Prints the human summary of `doc` to `f`: a table with one row per run (id, status,
