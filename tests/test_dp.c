@@ -298,7 +298,7 @@ static void check_fault(const char *fault, const char *status, int rank, int exi
     double seconds;
     int rc = sh(&seconds,
                 "XPB_DP_FAULT=%s XPB_PLUGIN_PATH=" FAULT_PLUGINS " %s " XPUBENCH
-                " run %s/faults.yaml -o %s/faults.json",
+                " run %s/faults.yaml -o %s/faults.json --force",
                 fault, mpirun(2), dir, dir);
     const char *out = output();
     if (rc != exit_code)

@@ -173,6 +173,11 @@ int xpb_cli_report(int argc, char **argv)
             rc = XPB_EXIT_INPUT;
             goto free_docs;
         }
+        if (!xpb_results_complete(docs[loaded]))
+            xpb_term_line(stderr,
+                          "xpubench report: note: %s is incomplete: the invocation that wrote it "
+                          "did not finish every run (the report says so)",
+                          a.files[loaded]);
     }
     struct xpb_text text = {0};
     rc = render(&text, &a, docs);

@@ -78,6 +78,16 @@ int xpb_results_mark_interrupted(json_t *doc)
     return json_object_set_new(doc, "interrupted", json_true()) == 0;
 }
 
+void xpb_results_mark_complete(json_t *doc)
+{
+    json_object_del(doc, "interrupted");
+}
+
+int xpb_results_complete(const json_t *doc)
+{
+    return !json_is_true(json_object_get(doc, "interrupted"));
+}
+
 xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *version)
 {
     json_t *libraries = json_object_get(json_object_get(doc, "environment"), "libraries");
@@ -109,7 +119,9 @@ static xpb_status within_limits(const char *text, size_t len, const char *path, 
     return XPB_OK;
 }
 
-xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
+/* Validates `doc` and writes it to `path`, replacing what is there (`replace`) or only where
+ * nothing is (xpb_atomic_create). */
+static xpb_status write_document(const json_t *doc, const char *path, int replace, xpb_err *err)
 {
     xpb_status st = xpb_results_validate(doc, err);
     if (st != XPB_OK) {
@@ -145,12 +157,23 @@ xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
     text = with_newline;
     text[len] = '\n';
     text[len + 1] = '\0';
-    st = xpb_atomic_write(path, text, len + 1, err);
+    st = replace ? xpb_atomic_write(path, text, len + 1, err)
+                 : xpb_atomic_create(path, text, len + 1, err);
 free_text:
     free(text);
 free_ordered:
     json_decref(ordered);
     return st;
+}
+
+xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
+{
+    return write_document(doc, path, 1, err);
+}
+
+xpb_status xpb_results_create(const json_t *doc, const char *path, xpb_err *err)
+{
+    return write_document(doc, path, 0, err);
 }
 
 /* Reads at most limit bytes of f into a malloc'ed buffer; *too_big when there is more. */

@@ -29,9 +29,17 @@ xpb_status xpb_results_append_run(json_t *doc, json_t *run);
 /* How many runs doc's "runs" holds (0 when it has none). */
 size_t xpb_results_run_count(const json_t *doc);
 
-/* Marks doc "interrupted": true. Returns 1 when it was not marked before, 0 when it was (or
- * when out of memory). */
+/* Marks doc "interrupted": true: the invocation that writes it has not finished every run (it
+ * is still running, or it was stopped, killed or crashed). `xpubench run` writes its document
+ * marked from the first write on and clears the mark only in its last write. Returns 1 when
+ * it was not marked before, 0 when it was (or when out of memory). */
 int xpb_results_mark_interrupted(json_t *doc);
+
+/* Removes the mark: every run of the invocation finished. */
+void xpb_results_mark_complete(json_t *doc);
+
+/* 1 when doc does not carry the mark (its invocation finished every run), else 0. */
+int xpb_results_complete(const json_t *doc);
 
 /* Adds library `name` at `version` (copied) to doc's environment.libraries, replacing one of
  * that name. XPB_INVALID_ARGUMENT when doc has no environment.libraries object,
@@ -45,6 +53,11 @@ xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *ve
  * Returns XPB_PARSE_ERROR (invalid document, or beyond a limit of results_limits.h, which no
  * reader would accept; nothing written), XPB_OUT_OF_MEMORY or the status of xpb_atomic_write. */
 xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err);
+
+/* xpb_results_write that never replaces a file: the document appears at `path` complete, or
+ * XPB_INVALID_ARGUMENT when something is there already ("<path>: exists already"; nothing
+ * written), as xpb_atomic_create. */
+xpb_status xpb_results_create(const json_t *doc, const char *path, xpb_err *err);
 
 /* Reads `path` (at most XPB_RESULTS_MAX_BYTES), measures it (at most XPB_RESULTS_MAX_NODES
  * values and keys, XPB_RESULTS_MAX_DEPTH levels: refused before a tree is built), parses it

@@ -429,7 +429,8 @@ xpb_status xpb_results_print_table(FILE *f, const json_t *doc)
         print_comparisons(f, &v);
         print_unfinished(f, &v);
         if (v.interrupted == 1)
-            fprintf(f, "\ninterrupted: the invocation was stopped before every run had finished\n");
+            fprintf(f, "\nincomplete: the invocation that wrote this file did not finish every run "
+                       "(stopped by Ctrl-C, killed, crashed, or still running)\n");
     }
     xpb_results_view_free(&v);
     if (st != XPB_OK)
