@@ -277,8 +277,8 @@ static void test_run_results(void **state)
  * order `faulty_first` says, with min_steps `steps`. */
 static void write_fault_scenario(const char *name, int faulty_first, int steps)
 {
-    char faulty[64], healthy[64], text[512];
-    snprintf(faulty, sizeof faulty, "  - {name: %s, backend: dp_fault}\n",
+    char faulty[128], healthy[64], text[512];
+    snprintf(faulty, sizeof faulty, "  - {name: %s, backend: dp_fault, allow_unsupported: true}\n",
              faulty_first ? "faulty" : "killed");
     snprintf(healthy, sizeof healthy, "  - {name: %s, backend: %s}\n",
              faulty_first ? "healthy" : "finished", FAST_BACKEND);
@@ -366,7 +366,7 @@ static void test_without_module(void **state)
     write_file("data.yaml", "name: data\n"
                             "runs:\n"
                             "  - {model: conv6, batch: 2, warmup: 0, min_steps: 1, "
-                            "min_time: 0, repeats: 1, parallel: data}\n");
+                            "min_time: 0, repeats: 1, parallel: data, allow_unsupported: true}\n");
     /* alone, asking for data parallelism: refused, saying what is missing */
     int rc = sh(NULL, "%s" XPUBENCH " run %s/data.yaml -o %s/data.json",
                 XPB_TEST_HAVE_MPI ? "XPB_MPI_MODULE=/nonexistent/xpubench_mpi.so " : "", dir, dir);
