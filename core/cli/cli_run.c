@@ -315,9 +315,9 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             json_decref(run);
         }
         if (save(o, doc, output, c->id, par) == 0 && writer)
-            xpb_guard_epilogue("the %zu finished run%s kept in %s (marked incomplete)",
-                               xpb_results_run_count(doc),
-                               xpb_results_run_count(doc) == 1 ? " is" : "s are", output);
+            xpb_guard_epilogue("the %zu finished run%s kept in %s%s", xpb_results_run_count(doc),
+                               xpb_results_run_count(doc) == 1 ? " is" : "s are", output,
+                               xpb_results_complete(doc) ? "" : " (marked incomplete)");
     }
     o->not_started = s->n_runs - i;
     if (s->n_runs == 0 && writer && !stop_requested) { /* nothing to run: complete at once */
