@@ -48,7 +48,7 @@ static void usage(FILE *f)
                "(docs/results.md), created before the first run, marked incomplete until the\n"
                "last run is in it, rewritten atomically after each run. Default output: the\n"
                "scenario's `output`, else results/<name>-<UTC time>.json.\n\n"
-               "  -o, --output FILE  results file; an existing file is never replaced without\n"
+               "  -o, --output FILE  results file (one that exists is refused: nothing runs)\n"
                "  --force            replace an existing results file\n"
                "  --set KEY=VALUE    override a run key in every run (e.g. batch=32, backend=\n"
                "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
