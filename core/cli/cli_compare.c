@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "compare/compare.h"
+#include "render/terminal.h"
 #include "results/results.h"
 #include "results/view.h"
 #include "results/view_config.h"
@@ -176,7 +177,7 @@ int xpb_cli_compare(int argc, char **argv)
     }
     if (xpb_results_load(&old_doc, a.old_path, &err) != XPB_OK ||
         xpb_results_load(&new_doc, a.new_path, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench compare: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench compare: %s", err.msg);
         rc = XPB_EXIT_INPUT;
         goto free_docs;
     }

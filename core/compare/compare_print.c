@@ -7,6 +7,7 @@
 
 #include "compare/compare.h"
 #include "render/format.h"
+#include "render/terminal.h"
 
 #define N_COLS 5
 #define CELL 192
@@ -61,7 +62,7 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
     if (!row) {
         snprintf(buf, size, "%s", tta && col == 1 ? "old" : tta && col == 2 ? "new" : headers[col]);
     } else if (col == 0) {
-        snprintf(buf, size, "%s", row->id);
+        xpb_term_field(buf, size, row->id); /* from a file: escaped for the terminal */
     } else if (col == 1 || col == 2) {
         throughput_text(buf, size, col == 1 ? row->old_run : row->new_run,
                         col == 1 ? row->old_tp : row->new_tp);
@@ -93,8 +94,10 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
 static void header(FILE *f, const char *what, const char *name, const struct xpb_results_doc *doc)
 {
     const char *scen = doc->scenario.name, *created = doc->created;
-    fprintf(f, "%s: %s (scenario %s, created %s, %zu runs)\n", what, name, scen ? scen : "?",
-            created ? created : "?", doc->n_runs);
+    char n[CELL], s[CELL], c[CELL]; /* escaped for the terminal */
+    fprintf(f, "%s: %s (scenario %s, created %s, %zu runs)\n", what,
+            xpb_term_field(n, sizeof n, name), xpb_term_field(s, sizeof s, scen ? scen : "?"),
+            xpb_term_field(c, sizeof c, created ? created : "?"), doc->n_runs);
 }
 
 /* "batch, threads", "1 with a configuration the other file has fewer times", or both: what

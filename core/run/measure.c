@@ -54,6 +54,8 @@ static xpb_status end_step(step_end *out, const xpb_runner_opts *opts, xpb_statu
 {
     xpb_parallel *par = opts->par;
     *out = (step_end){mine->seconds, mine->inside, mine->loss, (mine->flags & XPB_STEP_MORE) != 0};
+    if (opts->waiting) /* the others wait for this process alone: it is alive */
+        xpb_parallel_beat(opts->waiting, 0, opts->label ? opts->label : "a run alone");
     if (per_rank)
         per_rank[0] = mine->seconds;
     if (!par)

@@ -86,8 +86,11 @@ typedef struct xpb_runner_opts {
     const char *label;           /* progress label, e.g. "[2/5] conv6-train" */
     volatile sig_atomic_t *stop; /* set by a signal handler: finish the run as interrupted */
     xpb_parallel *par;           /* the ranks of a run launched as several; NULL: one process */
-    const char *dump_dir;        /* NULL: no dump */
-    xpb_dump_step_fn dump_step;  /* needed with dump_dir */
+    /* The ranks waiting while this process runs alone (rank 0's one-rank baseline): told it is
+     * alive at every stage and step (xpb_parallel_beat); NULL: nobody waits. */
+    xpb_parallel *waiting;
+    const char *dump_dir;       /* NULL: no dump */
+    xpb_dump_step_fn dump_step; /* needed with dump_dir */
     /* Needed when a run asks for `verify: true`; without it such a run fails saying that
      * verification is not available to this caller. */
     xpb_verify_step_fn verify_step;
