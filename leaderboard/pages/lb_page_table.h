@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 #include "db/lb_db.h"
+#include "render/text.h"
 #include "store/lb_store.h"
-#include "text/lb_buf.h"
 
 /* Tables a page shows, rows a table shows at once, runs of one submitter it ranks (all with a
  * submitter filter), and how deep it pages (offsets beyond are refused: a table is for the top of a
@@ -37,12 +37,12 @@ int lb_sort_key_desc_first(enum lb_sort_key k);
 
 /* The page's query string for view v with filter f (no leading '?', URL-encoded, not yet
  * HTML-escaped); page and offset 0 are left out. */
-void lb_board_query(struct lb_buf *q, const struct lb_filter *f, const struct lb_board_view *v,
+void lb_board_query(struct xpb_text *q, const struct lb_filter *f, const struct lb_board_view *v,
                     long long page, long long offset);
 
 /* Appends the section of group g. When its rows cannot be read, the section says so (not why)
  * and the error is returned (for the log). */
-xpb_status lb_page_table(struct lb_buf *b, struct lb_db *db, const struct lb_group *g,
+xpb_status lb_page_table(struct xpb_text *b, struct lb_db *db, const struct lb_group *g,
                          const struct lb_board_view *v, xpb_err *err);
 
 #endif

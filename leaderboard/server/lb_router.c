@@ -83,7 +83,7 @@ void lb_route(struct lb_app *app, const struct lb_request *req, struct lb_respon
     else if (!strcmp(path, "/healthz")) {
         res->status = 200;
         res->content_type = "text/plain; charset=utf-8";
-        lb_buf_puts(&res->body, "ok\n");
+        xpb_text_puts(&res->body, "ok\n");
     } else if (!lb_asset(res, path))
         lb_page_error(res, 404, "There is no page at this address.");
 }

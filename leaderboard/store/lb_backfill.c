@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "results/view.h"
+#include "store/lb_doc.h"
 #include "store/lb_store.h"
 
 /* Submissions are read in batches by id, so that neither store holds every document at once. */
@@ -23,10 +25,11 @@ static xpb_status fail(struct lb_db *db, const char *what, xpb_err *err)
     return xpb_err_set(err, XPB_IO_ERROR, "re-deriving %s: %s", what, lb_db_errmsg(db));
 }
 
-/* Updates the columns of submission `id` from its document. */
-static xpb_status backfill_one(struct lb_db *db, long long id, const json_t *doc, xpb_err *err)
+/* Updates the columns of submission `id` from its document's view. */
+static xpb_status backfill_one(struct lb_db *db, long long id, const struct xpb_results_doc *doc,
+                               xpb_err *err)
 {
-    int version = (int)json_integer_value(json_object_get(doc, "schema_version"));
+    int version = (int)lb_doc_int(doc->schema_version, 0);
     struct lb_stmt *s = lb_db_stmt(db, SQL_SET_VERSION, err);
     if (!s)
         return XPB_IO_ERROR;
@@ -36,11 +39,10 @@ static xpb_status backfill_one(struct lb_db *db, long long id, const json_t *doc
     lb_stmt_done(s);
     if (rc != LB_STEP_DONE)
         return fail(db, "a schema version", err);
-    const json_t *runs = json_object_get(doc, "runs");
-    for (size_t i = 0; i < json_array_size(runs); i++) {
+    for (size_t i = 0; i < doc->n_runs; i++) {
         struct lb_run_row r;
         memset(&r, 0, sizeof r);
-        lb_extract_run_extras(&r, json_array_get(runs, i), version);
+        lb_extract_run_extras(&r, &doc->runs[i], version);
         if (!(s = lb_db_stmt(db, SQL_SET_RUN, err)))
             return XPB_IO_ERROR;
         lb_stmt_int(s, 1, id);
@@ -57,6 +59,19 @@ static xpb_status backfill_one(struct lb_db *db, long long id, const json_t *doc
             return fail(db, "a run", err);
     }
     return XPB_OK;
+}
+
+/* backfill_one on the view of a stored document. */
+static xpb_status backfill_doc(struct lb_db *db, long long id, const json_t *doc, xpb_err *err)
+{
+    struct xpb_results_doc view;
+    xpb_status st = xpb_results_view(&view, doc);
+    if (st == XPB_OK)
+        st = backfill_one(db, id, &view, err);
+    else
+        xpb_err_set(err, st, "re-deriving submission %lld: out of memory", id);
+    xpb_results_view_free(&view);
+    return st;
 }
 
 /* Reads the next batch after *last into ids/docs; returns how many, or -1 on error. */
@@ -95,7 +110,7 @@ xpb_status lb_backfill_v2(struct lb_db *db, xpb_err *err)
         xpb_status st = XPB_OK;
         for (int i = 0; i < n; i++) {
             if (st == XPB_OK && docs[i])
-                st = backfill_one(db, ids[i], docs[i], err);
+                st = backfill_doc(db, ids[i], docs[i], err);
             json_decref(docs[i]);
         }
         if (st != XPB_OK)

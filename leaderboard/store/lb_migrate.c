@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/text.h"
 #include "store/lb_backfill.h"
-#include "text/lb_buf.h"
 
 struct migration {
     int version;
@@ -177,21 +177,21 @@ int lb_migrate_latest(void)
  * memory. */
 static char *spell(const char *sql, enum lb_db_kind kind)
 {
-    struct lb_buf out = {0};
+    struct xpb_text out = {0};
     size_t n_tokens = sizeof tokens / sizeof tokens[0];
     for (const char *p = sql; *p;) {
         size_t k = 0;
         while (k < n_tokens && strncmp(p, tokens[k][0], strlen(tokens[k][0])) != 0)
             k++;
         if (k < n_tokens) {
-            lb_buf_puts(&out, tokens[k][kind == LB_DB_SQLITE ? 1 : 2]);
+            xpb_text_puts(&out, tokens[k][kind == LB_DB_SQLITE ? 1 : 2]);
             p += strlen(tokens[k][0]);
         } else {
-            lb_buf_add(&out, p, 1);
+            xpb_text_add(&out, p, 1);
             p++;
         }
     }
-    return lb_buf_take(&out, NULL);
+    return xpb_text_take(&out, NULL);
 }
 
 static const char SQL_CREATE_VERSIONS[] =

@@ -10,7 +10,8 @@
 
 #include "base/errmsg.h"
 #include "db/lb_db.h"
-#include "text/lb_buf.h"
+#include "render/text.h"
+#include "results/view.h"
 
 #define LB_NAME_MAX 64  /* model, variant, backend names; tool.version */
 #define LB_TEXT_MAX 256 /* device, CPU, OS, scenario names, run ids */
@@ -91,15 +92,17 @@ int lb_is_token_text(const char *s, size_t max_len);
 xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_out, size_t *n_out,
                       const json_t *doc, size_t max_runs, xpb_err *err);
 
-/* The columns a later schema version added, from one run of a stored document: device kind,
- * world size, throughput interval and the interference flag (used by lb_extract and by the
- * migration that re-derives them, lb_backfill.h). */
-void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_version);
+/* The columns a later schema version added, from one run of a stored document (core's typed
+ * view of it): device kind, world size, throughput interval and the interference flag (used by
+ * lb_extract and by the migration that re-derives them, lb_backfill.h). */
+void lb_extract_run_extras(struct lb_run_row *r, const struct xpb_results_run *run,
+                           int schema_version);
 
 /* The bounds on a run's numbers that no real measurement reaches (docs/leaderboard.md, "Bounds"):
  * XPB_PARSE_ERROR naming the path ("runs[3].metrics.throughput.median: 1e+300 samples/s is
- * not plausible (at most 1e+09)") when a value of `run` is outside them. */
-xpb_status lb_plausible(const json_t *run, size_t index, xpb_err *err);
+ * not plausible (at most 1e+09)") when a value of `run` (the view of runs[index]) is outside
+ * them. */
+xpb_status lb_plausible(const struct xpb_results_run *run, size_t index, xpb_err *err);
 
 enum lb_submit_outcome {
     LB_SUBMIT_STORED,     /* a new submission */
@@ -172,7 +175,7 @@ xpb_status lb_store_submission_runs(struct lb_run_row **rows_out, size_t *n_out,
 /* Submission `id`: its summary, and its canonical text appended to *text_out when it is not
  * NULL (read straight into it: a document of several MiB is not copied once more; check
  * text_out->failed). XPB_NOT_FOUND when there is none. */
-xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *text_out,
+xpb_status lb_store_submission(struct lb_submission_info *info, struct xpb_text *text_out,
                                struct lb_db *db, long long id, xpb_err *err);
 
 /* The size in bytes of submission `id`'s stored document, without reading it. XPB_NOT_FOUND

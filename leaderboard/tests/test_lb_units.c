@@ -23,11 +23,13 @@
 #include "base/clock.h"
 #include "db/lb_db.h"
 #include "lbt_support.h"
-#include "pages/lb_escape.h"
-#include "pages/lb_format.h"
 #include "pages/lb_page_cache.h"
-#include "pages/lb_svg.h"
+#include "pages/lb_pages.h"
+#include "pages/lb_svg_pairs.h"
 #include "publish/upload.h"
+#include "render/escape.h"
+#include "render/format_si.h"
+#include "render/svg.h"
 #include "results/results.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
@@ -36,8 +38,8 @@
 #include "service/lb_budget.h"
 #include "service/lb_ratelimit.h"
 #include "service/lb_workq.h"
-#include "store/lb_migrate.h"
 #include "store/lb_doc.h"
+#include "store/lb_migrate.h"
 #include "store/lb_rank.h"
 #include "store/lb_store.h"
 
@@ -45,9 +47,9 @@
 
 static char *html(const char *s)
 {
-    struct lb_buf b = {0};
-    lb_buf_html(&b, s);
-    return lb_buf_take(&b, NULL);
+    struct xpb_text b = {0};
+    xpb_html(&b, s);
+    return xpb_text_take(&b, NULL);
 }
 
 /* The store of this run: NULL for SQLite (a file per test), or the PostgreSQL cluster's URL
@@ -194,7 +196,7 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
-    a->body = lb_buf_take(&a->res.body, NULL);
+    a->body = xpb_text_take(&a->res.body, NULL);
     assert_non_null(a->body);
 }
 
@@ -241,59 +243,59 @@ static void test_escape(void **state)
     s = html("\xed\xa0\x80"); /* a UTF-16 surrogate: not valid UTF-8 */
     assert_string_equal(s, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
     free(s);
-    struct lb_buf b = {0};
-    lb_buf_url(&b, "a b/\xc3\xbc&x=\"");
+    struct xpb_text b = {0};
+    xpb_url(&b, "a b/\xc3\xbc&x=\"");
     assert_string_equal(b.data, "a%20b%2F%C3%BC%26x%3D%22");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
 }
 
 static void test_format(void **state)
 {
     (void)state;
-    struct lb_buf b = {0};
-    lb_fmt_num(&b, 1234567.891, 1);
+    struct xpb_text b = {0};
+    xpb_format_grouped(&b, 1234567.891, 1);
     assert_string_equal(b.data, "1,234,567.9");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, 999, 0);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, 999, 0);
     assert_string_equal(b.data, "999");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, NAN, 1);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, NAN, 1);
     assert_string_equal(b.data, "\xE2\x80\x94");
-    lb_buf_free(&b);
-    lb_fmt_ms(&b, 0.01234);
+    xpb_text_free(&b);
+    xpb_format_ms(&b, 0.01234);
     assert_string_equal(b.data, "12.3 ms");
-    lb_buf_free(&b);
-    lb_fmt_si(&b, 1.5e12, "FLOP/s");
+    xpb_text_free(&b);
+    xpb_format_si(&b, 1.5e12, "FLOP/s");
     assert_string_equal(b.data, "1.50 TFLOP/s");
-    lb_buf_free(&b);
-    lb_fmt_bytes(&b, 1536.0 * 1024 * 1024);
+    xpb_text_free(&b);
+    xpb_format_bytes(&b, 1536.0 * 1024 * 1024);
     assert_string_equal(b.data, "1.50 GiB");
-    lb_buf_free(&b);
-    lb_fmt_key(&b, NAN);
+    xpb_text_free(&b);
+    xpb_format_key(&b, NAN);
     assert_null(b.data);
     /* large numbers: never a truncated wall of digits (1e63 printed wrong into 64 bytes) */
-    lb_fmt_num(&b, 1e63, 0);
+    xpb_format_grouped(&b, 1e63, 0);
     assert_string_equal(b.data, "1.00e+63");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, DBL_MAX, 1);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, DBL_MAX, 1);
     assert_string_equal(b.data, "1.80e+308");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, 999999999999999.0, 0);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, 999999999999999.0, 0);
     assert_string_equal(b.data, "999,999,999,999,999");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
     /* ratios keep three significant digits: a tiny speedup is never 0.00x */
-    lb_fmt_ratio(&b, 246.3);
+    xpb_format_ratio(&b, 246.3);
     assert_string_equal(b.data, "246\xC3\x97");
-    lb_buf_free(&b);
-    lb_fmt_ratio(&b, 2.5);
+    xpb_text_free(&b);
+    xpb_format_ratio(&b, 2.5);
     assert_string_equal(b.data, "2.50\xC3\x97");
-    lb_buf_free(&b);
-    lb_fmt_ratio(&b, 1e-300);
+    xpb_text_free(&b);
+    xpb_format_ratio(&b, 1e-300);
     assert_string_equal(b.data, "1e-300\xC3\x97");
-    lb_buf_free(&b);
-    lb_fmt_ratio(&b, 0.0012345);
+    xpb_text_free(&b);
+    xpb_format_ratio(&b, 0.0012345);
     assert_string_equal(b.data, "0.0012\xC3\x97");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
 }
 
 static void test_log_and_cut(void **state)
@@ -308,23 +310,23 @@ static void test_log_and_cut(void **state)
     assert_string_equal(line, "abcdefg");
     lb_log_text(line, 6, "ab\ncd"); /* an escape that does not fit is left out whole */
     assert_string_equal(line, "ab");
-    struct lb_buf b = {0};
-    lb_buf_html_cut(&b, "<<<<<<", 3);
+    struct xpb_text b = {0};
+    xpb_html_cut(&b, "<<<<<<", 3);
     assert_string_equal(b.data, "&lt;&lt;&lt;\xE2\x80\xA6");
-    lb_buf_free(&b);
-    lb_buf_html_cut(&b, "\xc3\xbc\xc3\xbc", 3); /* never inside a character */
+    xpb_text_free(&b);
+    xpb_html_cut(&b, "\xc3\xbc\xc3\xbc", 3); /* never inside a character */
     assert_string_equal(b.data, "\xc3\xbc\xE2\x80\xA6");
-    lb_buf_free(&b);
-    lb_buf_html_cut(&b, "short", 10);
+    xpb_text_free(&b);
+    xpb_html_cut(&b, "short", 10);
     assert_string_equal(b.data, "short");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
     /* a buffer with a limit stops there and says so */
-    struct lb_buf capped = {.limit = 10};
-    lb_buf_puts(&capped, "0123456789");
+    struct xpb_text capped = {.limit = 10};
+    xpb_text_puts(&capped, "0123456789");
     assert_false(capped.failed);
-    lb_buf_puts(&capped, "x");
+    xpb_text_puts(&capped, "x");
     assert_true(capped.failed && capped.too_large);
-    assert_null(lb_buf_take(&capped, NULL));
+    assert_null(xpb_text_take(&capped, NULL));
     assert_int_equal(capped.limit, 10);
 }
 
@@ -564,13 +566,13 @@ static void test_page_cache(void **state)
     memset(&page, 0, sizeof page);
     page.status = 200;
     page.content_type = "text/html; charset=utf-8";
-    lb_buf_puts(&page.body, "<p>rankings</p>");
+    xpb_text_puts(&page.body, "<p>rankings</p>");
     lb_page_cache_put(c, "sort=throughput", 7, 100.0, &page);
     memset(&got, 0, sizeof got);
     assert_true(lb_page_cache_get(c, "sort=throughput", 7, 101.0, &got));
     assert_int_equal(got.status, 200);
     assert_string_equal(got.body.data, "<p>rankings</p>");
-    lb_buf_free(&got.body);
+    xpb_text_free(&got.body);
     assert_false(lb_page_cache_get(c, "sort=step", 7, 101.0, &got));       /* another page */
     assert_false(lb_page_cache_get(c, "sort=throughput", 8, 101.0, &got)); /* a new submission */
     lb_page_cache_put(c, "sort=throughput", 8, 100.0, &page);
@@ -579,7 +581,7 @@ static void test_page_cache(void **state)
     struct lb_response big;
     memset(&big, 0, sizeof big);
     for (int i = 0; i < 1100; i++)
-        lb_buf_puts(&big.body, "x");
+        xpb_text_puts(&big.body, "x");
     lb_page_cache_put(c, "big", 8, 100.0, &big);
     assert_false(lb_page_cache_get(c, "big", 8, 100.5, &got));
     for (int i = 0; i < 1000; i++) {
@@ -588,10 +590,10 @@ static void test_page_cache(void **state)
         lb_page_cache_put(c, key, 8, 200.0 + i * 1e-3, &page);
     }
     assert_true(lb_page_cache_get(c, "k999", 8, 201.0, &got));
-    lb_buf_free(&got.body);
+    xpb_text_free(&got.body);
     assert_false(lb_page_cache_get(c, "k0", 8, 201.0, &got));
-    lb_buf_free(&big.body);
-    lb_buf_free(&page.body);
+    xpb_text_free(&big.body);
+    xpb_text_free(&page.body);
     lb_page_cache_free(c);
 }
 
@@ -628,38 +630,44 @@ static void test_rank(void **state)
     assert_false(out[3].has_interval);
 }
 
+/* The pages' charts: throughput bars (lb_page_bars, core's xpb_svg_bar_chart in the page's
+ * style) and the comparison's paired bars (lb_svg_pairs), on core's nice axis maximum. */
 static void test_svg(void **state)
 {
     (void)state;
-    assert_true(lb_svg_nice_max(0) == 1);
-    assert_true(lb_svg_nice_max(7) == 8);
-    assert_true(lb_svg_nice_max(1234) == 1500);
-    assert_true(lb_svg_nice_max(100) == 100);
-    struct lb_bar bars[3] = {
-        {"<b>GPU</b>", "x&y", 300, "/submissions/1", "acc"},
-        {"CPU", NULL, 100, NULL, "cpu"},
-        {"broken", NULL, NAN, NULL, NULL},
+    assert_true(xpb_svg_nice_max(0, 4) == 1);
+    assert_true(xpb_svg_nice_max(7, 4) == 8);
+    assert_true(xpb_svg_nice_max(1234, 4) == 1500);
+    assert_true(xpb_svg_nice_max(100, 4) == 100);
+    struct lb_page_bar bars[3] = {
+        {"<b>GPU</b>", "x&y", "/submissions/1", "gpu", 300},
+        {"CPU", NULL, NULL, "cpu", 100},
+        {"broken", NULL, NULL, "unknown", NAN},
     };
-    struct lb_buf b = {0};
-    lb_svg_bars(&b, "title <t>", "samples/s", bars, 3);
+    struct xpb_text b = {0};
+    lb_page_bars(&b, "chart-g-x", "title <t>", bars, 3);
     assert_non_null(strstr(b.data, "<svg class=\"chart bars\""));
     assert_non_null(strstr(b.data, "&lt;b&gt;GPU&lt;/b&gt;"));
     assert_null(strstr(b.data, "<b>GPU"));
     assert_non_null(strstr(b.data, "title &lt;t&gt;"));
-    assert_non_null(strstr(b.data, "<a href=\"/submissions/1\">"));
+    assert_non_null(strstr(b.data, "<a href=\"/submissions/1\"><g><title>x&amp;y</title>"));
+    assert_non_null(strstr(b.data, "<rect class=\"bar acc\""));
+    assert_non_null(strstr(b.data, "<rect class=\"bar cpu\""));
     int rects = 0;
     for (const char *p = b.data; (p = strstr(p, "<rect class=\"bar")) != NULL; p++)
         rects++;
-    assert_int_equal(rects, 3);
-    /* the axis ends at 300 (nice), the plot is 880 - 290 - 130 = 460 px wide */
-    assert_non_null(strstr(b.data, "width=\"460.0\""));
-    assert_non_null(strstr(b.data, "width=\"153.3\""));
-    lb_buf_free(&b);
+    assert_int_equal(rects, 2); /* a bar without a value draws none, and its value is a dash */
+    assert_non_null(strstr(b.data, ">\xE2\x80\x94</text>"));
+    assert_non_null(strstr(b.data, ">300 samples/s</text>"));
+    /* the axis ends at 300 (nice), the plot is 900 - 420 - 80 = 400 px wide */
+    assert_non_null(strstr(b.data, "width=\"400.0\""));
+    assert_non_null(strstr(b.data, "width=\"133.3\""));
+    xpb_text_free(&b);
     struct lb_pair pairs[1] = {{"conv6", 10, NAN}};
     lb_svg_pairs(&b, "pairs", "samples/s", "#1", "#2", pairs, 1);
     assert_non_null(strstr(b.data, "class=\"bar a\""));
     assert_non_null(strstr(b.data, "class=\"bar b\""));
-    lb_buf_free(&b);
+    xpb_text_free(&b);
 }
 
 static void test_ratelimit(void **state)
@@ -912,12 +920,12 @@ static void test_backfill(void **state)
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
     /* migration 4 measured the stored documents: what lb_store_document_bytes says */
     long long bytes = 0;
-    struct lb_buf text = {0};
+    struct xpb_text text = {0};
     struct lb_submission_info info;
     assert_int_equal(lb_store_document_bytes(&bytes, db, 2, &err), XPB_OK);
     assert_int_equal(lb_store_submission(&info, &text, db, 2, &err), XPB_OK);
     assert_int_equal(bytes, (long long)text.len);
-    lb_buf_free(&text);
+    xpb_text_free(&text);
     assert_int_equal(lb_store_document_bytes(&bytes, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     kinds_of(kinds, sizeof kinds, f);
@@ -963,18 +971,18 @@ static void test_store(void **state)
     assert_non_null(strstr(err.msg, "runs[0].config.model"));
     /* a submission back: summary and the canonical text as stored */
     struct lb_submission_info info;
-    struct lb_buf text = {0};
-    lb_buf_puts(&text, "before:");
+    struct xpb_text text = {0};
+    xpb_text_puts(&text, "before:");
     assert_int_equal(lb_store_submission(&info, &text, db, 1, &err), XPB_OK);
     assert_memory_equal(text.data, "before:", 7);
     assert_string_equal(text.data + 7, canon);
     assert_string_equal(info.content_hash, key);
     assert_int_equal(info.schema_version, 1);
-    lb_buf_insert(&text, 7, "<>", 2); /* an answer assembled around the text in place */
+    xpb_text_insert(&text, 7, "<>", 2); /* an answer assembled around the text in place */
     assert_memory_equal(text.data, "before:<>", 9);
     assert_string_equal(text.data + 9, canon);
     assert_int_equal(text.len, strlen(canon) + 9);
-    lb_buf_free(&text);
+    xpb_text_free(&text);
     assert_int_equal(lb_store_submission(&info, NULL, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     free(canon);
@@ -1047,7 +1055,8 @@ static xpb_status extract(json_t *doc, size_t max_runs, struct lb_run_row **rows
     return lb_extract(&info, rows, n, doc, max_runs, err);
 }
 
-/* The naming rule, and members of a document read with a default (store/lb_doc.h). */
+/* The naming rule, and core's typed view read with the leaderboard's defaults
+ * (store/lb_doc.h). */
 static void test_names_and_members(void **state)
 {
     (void)state;
@@ -1057,17 +1066,27 @@ static void test_names_and_members(void **state)
     assert_false(lb_is_token_text("a b", 64));
     assert_false(lb_is_token_text("<x>", 64));
     assert_false(lb_is_token_text("abcdef", 5));
-    json_t *obj = json_pack("{s:s, s:f, s:i, s:n}", "name", "vgg16", "real", 2.5, "int", 7, "null");
-    assert_string_equal(lb_doc_str(obj, "name"), "vgg16");
-    assert_string_equal(lb_doc_str(obj, "real"), "");    /* another type */
-    assert_string_equal(lb_doc_str(obj, "missing"), ""); /* absent */
-    assert_string_equal(lb_doc_str(NULL, "name"), "");   /* no object */
-    assert_true(lb_doc_num(obj, "real") == 2.5);
-    assert_true(lb_doc_num(obj, "int") == 7);
-    assert_true(isnan(lb_doc_num(obj, "name")));
-    assert_true(isnan(lb_doc_num(obj, "null")));
-    assert_true(isnan(lb_doc_num(NULL, "real")));
-    json_decref(obj);
+    assert_string_equal(lb_doc_str("vgg16"), "vgg16");
+    assert_string_equal(lb_doc_str(NULL), ""); /* absent, null or another type */
+    assert_true(lb_doc_num(7) == 7);
+    assert_true(isnan(lb_doc_num(XPB_RESULTS_NO_INT)));
+    assert_int_equal(lb_doc_int(7, 0), 7);
+    assert_int_equal(lb_doc_int(XPB_RESULTS_NO_INT, 1), 1);
+    assert_true(lb_doc_true(1));
+    assert_false(lb_doc_true(0));
+    assert_false(lb_doc_true(XPB_RESULTS_NO_BOOL));
+    /* device kinds: what a version-2 document says, unknown otherwise */
+    json_t *run = json_pack("{s:{s:s}}", "device", "kind", "gpu");
+    xpb_arena arena = {0};
+    struct xpb_results_run v;
+    assert_int_equal(xpb_results_view_run(&v, &arena, run, 2), XPB_OK);
+    assert_string_equal(lb_doc_kind(&v, 2), "gpu");
+    assert_string_equal(lb_doc_kind(&v, 1), "unknown");
+    json_object_del(json_object_get(run, "device"), "kind");
+    assert_int_equal(xpb_results_view_run(&v, &arena, run, 2), XPB_OK);
+    assert_string_equal(lb_doc_kind(&v, 2), "unknown");
+    xpb_arena_free(&arena);
+    json_decref(run);
 }
 
 static void test_extract_rules(void **state)
@@ -1182,7 +1201,7 @@ static void raw_post(struct answer *a, struct fixture *f, const char *type, cons
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
-    a->body = lb_buf_take(&a->res.body, NULL);
+    a->body = xpb_text_take(&a->res.body, NULL);
 }
 
 static void test_api_post(void **state)
@@ -1462,12 +1481,12 @@ static void test_answer_limit(void **state)
     a.res.body.limit = 2000;
     lb_route(&f->app, &req, &a.res);
     assert_true(a.res.body.too_large);
-    assert_null(lb_buf_take(&a.res.body, NULL));
+    assert_null(xpb_text_take(&a.res.body, NULL));
     memset(&a.res, 0, sizeof a.res);
     a.res.body.limit = lb_answer_limit(&f->app);
     lb_route(&f->app, &req, &a.res);
     assert_false(a.res.body.failed);
-    lb_buf_free(&a.res.body);
+    xpb_text_free(&a.res.body);
     assert_true(lb_answer_limit(&f->app) >= f->app.max_body + 1024);
 }
 
