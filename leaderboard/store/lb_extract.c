@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results/tta_table.h"
 #include "results/view.h"
 #include "store/lb_doc.h"
 #include "store/lb_store.h"
@@ -72,6 +73,43 @@ void lb_extract_run_extras(struct lb_run_row *r, const struct xpb_results_run *r
     r->disturbed = lb_doc_true(run->metrics.interference.flagged);
 }
 
+/* The scores of a finished tta run, the dataset's name checked (its numbers were by the caller's
+ * lb_plausible). */
+static xpb_status take_tta(struct lb_tta_row *out, const struct xpb_results_run *run, size_t index,
+                           xpb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!xpb_results_run_is_tta(run) || strcmp(lb_doc_str(run->config.mode), "tta") != 0)
+        return XPB_OK;
+    const struct xpb_results_tta *t = &run->tta;
+    char where[64];
+    snprintf(where, sizeof where, "runs[%zu].tta.dataset", index);
+    xpb_status st =
+        take_name(out->dataset, sizeof out->dataset, lb_doc_str(t->dataset), 0, where, err);
+    if (st != XPB_OK)
+        return st;
+    out->has = 1;
+    out->target = t->target;
+    out->seconds = t->seconds.mean;
+    out->seconds_min = t->seconds.min;
+    out->seconds_max = t->seconds.max;
+    out->joules = t->joules.mean;
+    out->epochs = xpb_results_tta_median_epochs(t);
+    out->reference_epochs = t->reference_epochs;
+    out->converged = lb_doc_int(t->seconds.converged, 0);
+    out->runs = lb_doc_int(t->seconds.runs, (long long)t->n_runs);
+    out->outside = (long long)xpb_results_tta_outside(t);
+    return XPB_OK;
+}
+
+xpb_status lb_extract_tta(struct lb_tta_row *out, const struct xpb_results_run *run, size_t index,
+                          xpb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    xpb_status st = lb_plausible(run, index, err);
+    return st != XPB_OK ? st : take_tta(out, run, index, err);
+}
+
 static xpb_status extract_run(struct lb_run_row *r, const struct xpb_results_run *run, size_t i,
                               int version, xpb_err *err)
 {
@@ -114,7 +152,10 @@ static xpb_status extract_run(struct lb_run_row *r, const struct xpb_results_run
         r->verified = -1;
     else
         r->verified = lb_doc_true(run->verification.verified);
-    return XPB_OK;
+    if (!strcmp(r->mode, "tta")) /* never a throughput: its step rate is not what it measures */
+        r->throughput = r->step_p50 = r->step_p95 = r->flops_per_s = r->samples_per_joule =
+            r->ci_low = r->ci_high = NAN;
+    return take_tta(&r->tta, run, i, err);
 }
 
 /* The submission's own texts (tool, scenario, machine). */

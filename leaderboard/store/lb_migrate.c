@@ -155,6 +155,24 @@ static const struct migration migrations[] = {
      "CREATE INDEX board_groups_order ON board_groups(n_submitters, creator_turn, "
      "  last_submission);",
      NULL},
+    {6, "time-to-accuracy runs kept with their scores for their own board (schema version 3)",
+     "CREATE TABLE tta_runs ("
+     "  run_id @BIGINT@ PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+     "  token_id @BIGINT@ NOT NULL,"
+     "  model TEXT NOT NULL, variant TEXT NOT NULL,"
+     "  dataset TEXT NOT NULL,"
+     "  target_accuracy @REAL@ NOT NULL," /* tta.target */
+     "  time_s @REAL@,"                   /* tta.seconds.mean; NULL: not reached */
+     "  time_min_s @REAL@, time_max_s @REAL@,"
+     "  energy_j @REAL@,"         /* tta.joules.mean */
+     "  epochs @REAL@,"           /* the median of the converged runs' epochs */
+     "  reference_epochs @REAL@," /* NULL: no reference point */
+     "  converged INTEGER NOT NULL, n_runs INTEGER NOT NULL,"
+     "  outside_reference INTEGER NOT NULL" /* runs converged outside the reference point */
+     ");"
+     "CREATE INDEX tta_board ON tta_runs(model, variant, dataset, target_accuracy, token_id, "
+     "  time_s);",
+     lb_backfill_tta},
 };
 
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])

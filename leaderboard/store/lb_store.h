@@ -17,6 +17,22 @@
 #define LB_TEXT_MAX 256 /* device, CPU, OS, scenario names, run ids */
 #define LB_KIND_MAX 15  /* device kinds: "cpu", "gpu", "accelerator", "unknown" */
 
+/* A finished time-to-accuracy run (mode "tta", schema version 3; docs/results.md, "Time to
+ * accuracy") as its board shows it: the scores of its runs to the target. NAN where the document
+ * has no number. */
+struct lb_tta_row {
+    int has;                         /* 1: the run is a finished tta run and the rest is set */
+    char dataset[LB_NAME_MAX + 1];   /* tta.dataset */
+    double target;                   /* tta.target, the test accuracy to reach */
+    double seconds;                  /* tta.seconds.mean, the Olympic mean; NAN: not reached */
+    double seconds_min, seconds_max; /* the spread of the runs that converged */
+    double joules;                   /* tta.joules.mean, the energy to target */
+    double epochs;                   /* the median epochs of the runs that converged */
+    double reference_epochs;         /* tta.reference_epochs; NAN: no reference point */
+    long long converged, runs;       /* reached k of n: tta.seconds.converged, .runs */
+    long long outside;               /* runs that converged outside the reference point */
+};
+
 /* One run as the leaderboard shows it. Numbers that a run does not have are NAN. */
 struct lb_run_row {
     long long submission_id;
@@ -41,7 +57,8 @@ struct lb_run_row {
     double flops_per_s;
     int energy_measured;
     double samples_per_joule;
-    int verified; /* -1: not requested, 0: requested but not verified, 1: verified */
+    int verified;          /* -1: not requested, 0: requested but not verified, 1: verified */
+    struct lb_tta_row tta; /* a time-to-accuracy run's scores (never a throughput) */
     /* from the submission (filled by queries, not by lb_extract) */
     char submitter[LB_NAME_MAX + 1], received[32];
     char cpu_model[LB_TEXT_MAX + 1], os[LB_TEXT_MAX + 1];
@@ -98,10 +115,19 @@ xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_
 void lb_extract_run_extras(struct lb_run_row *r, const struct xpb_results_run *run,
                            int schema_version);
 
+/* The scores of run runs[index] (core's typed view of it) when it is a finished
+ * time-to-accuracy run, into *out (out->has 0 otherwise), with the leaderboard's rules: the
+ * dataset a name (lb_is_token_text) and the numbers plausible (lb_plausible). Used by lb_extract
+ * and by the migration that keeps the tta runs stored before it (lb_backfill.h).
+ * XPB_PARSE_ERROR naming the path otherwise. */
+xpb_status lb_extract_tta(struct lb_tta_row *out, const struct xpb_results_run *run, size_t index,
+                          xpb_err *err);
+
 /* The bounds on a run's numbers that no real measurement reaches (docs/leaderboard.md, "Bounds"):
  * XPB_PARSE_ERROR naming the path ("runs[3].metrics.throughput.median: 1e+300 samples/s is
  * not plausible (at most 1e+09)") when a value of `run` (the view of runs[index]) is outside
- * them. */
+ * them, or when a time-to-accuracy run's scores contradict its runs (more converged than ran, a
+ * mean outside its spread). */
 xpb_status lb_plausible(const struct xpb_results_run *run, size_t index, xpb_err *err);
 
 enum lb_submit_outcome {

@@ -42,6 +42,8 @@
 #include "store/lb_migrate.h"
 #include "store/lb_rank.h"
 #include "store/lb_store.h"
+#include "store/lb_store_rows.h"
+#include "store/lb_store_tta.h"
 
 /* ---- helpers ---- */
 
@@ -760,7 +762,7 @@ static void test_migrations(void **state)
     assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK); /* again: a no-op */
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
-    assert_int_equal(lb_migrate_latest(), 5);
+    assert_int_equal(lb_migrate_latest(), 6);
     static const char count[] = "SELECT count(*) FROM schema_migrations";
     struct lb_stmt *s = lb_db_stmt(db, count, &err);
     assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
@@ -827,7 +829,8 @@ static void kinds_of(char *out, size_t cap, struct fixture *f)
 }
 
 /* What lb_store_index keeps matches what the stored runs say: each submitter's 10 fastest
- * finished runs of a table flagged (ties to the older run), and the tables' counts. */
+ * finished runs of a table flagged (ties to the older run), and the tables' counts (of the
+ * finished runs with a throughput: a time-to-accuracy run has none). */
 static long long mismatches(struct fixture *f)
 {
     static const char sql[] =
@@ -839,12 +842,13 @@ static long long mismatches(struct fixture *f)
         "(r2.throughput = runs.throughput AND r2.id < runs.id))) < 10 THEN 1 ELSE 0 END) + "
         "(SELECT count(*) FROM board_groups g WHERE g.n_runs <> (SELECT count(*) FROM runs r "
         "WHERE r.model = g.model AND r.variant = g.variant AND r.mode = g.mode AND r.precision = "
-        "g.precision AND r.world_size = g.world_size AND r.status = 'ok') OR g.n_submitters <> "
+        "g.precision AND r.world_size = g.world_size AND r.status = 'ok' AND r.throughput IS NOT "
+        "NULL) OR g.n_submitters <> "
         "(SELECT count(DISTINCT r.token_id) FROM runs r WHERE r.model = g.model AND r.variant = "
         "g.variant AND r.mode = g.mode AND r.precision = g.precision AND r.world_size = "
-        "g.world_size AND r.status = 'ok')) + "
+        "g.world_size AND r.status = 'ok' AND r.throughput IS NOT NULL)) + "
         "(SELECT count(*) FROM board_backends b WHERE b.n_runs <> (SELECT count(*) FROM runs r "
-        "WHERE r.backend = b.backend AND r.status = 'ok'))";
+        "WHERE r.backend = b.backend AND r.status = 'ok' AND r.throughput IS NOT NULL))";
     struct lb_db *db = lb_pool_get(f->app.pool);
     xpb_err err;
     struct lb_stmt *s = lb_db_stmt(db, sql, &err);
@@ -898,6 +902,7 @@ static void test_backfill(void **state)
     struct lb_db *db = lb_pool_get(f->app.pool);
     xpb_err err;
     assert_int_equal(lb_db_exec(db,
+                                "DROP TABLE tta_runs; "
                                 "DROP TABLE board_groups; DROP TABLE board_members; "
                                 "DROP TABLE board_backends; DROP INDEX runs_cpu_best; "
                                 "DROP INDEX runs_member; DROP INDEX runs_ranked; "
@@ -2038,7 +2043,8 @@ static void test_table_order(void **state)
                                 "ALTER TABLE board_groups DROP COLUMN creator_token; "
                                 "ALTER TABLE board_groups DROP COLUMN creator_turn; "
                                 "ALTER TABLE board_groups DROP COLUMN last_submission; "
-                                "DELETE FROM schema_migrations WHERE version = 5",
+                                "DROP TABLE tta_runs; "
+                                "DELETE FROM schema_migrations WHERE version >= 5",
                                 &err),
                      XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK);
@@ -2123,6 +2129,221 @@ static void test_flood(void **state)
     free(a.body);
 }
 
+/* ---- time to accuracy (schema version 3) ---- */
+
+/* Three time-to-accuracy results of conv6 on Fashion-MNIST to 0.90 (the reference converges
+ * in 3 epochs): "steady" reaches it in ~120 s, "quick" in ~60 s with one run after 1 epoch
+ * (outside the reference point), "stuck" has two of three runs that never reach it. */
+static const struct lbt_tta tta_results[3] = {
+    {"steady",
+     "conv6",
+     "default",
+     "fp32",
+     "cpu_onednn",
+     "Xeon <b>",
+     "cpu",
+     64,
+     0.90,
+     5,
+     {100, 110, 120, 130, 140},
+     {3, 3, 3.25, 3.5, 3.5},
+     50},
+    {"quick",
+     "conv6",
+     "default",
+     "fp32",
+     "cpu_onednn",
+     "Xeon",
+     "cpu",
+     64,
+     0.90,
+     3,
+     {20, 60, 70},
+     {1, 3, 3.25},
+     0},
+    {"stuck",
+     "conv6",
+     "default",
+     "fp32",
+     "cpu_ref",
+     "Xeon",
+     "cpu",
+     64,
+     0.90,
+     3,
+     {200, NAN, NAN},
+     {3, 0, 0},
+     0},
+};
+
+static const struct lbt_run tta_throughput = {
+    "thr", "conv6", "default", "train", "fp32", "cpu_onednn", "Xeon", 64, 500, 0.128, 0, NULL};
+
+/* Sets key of runs[i].tta (below `sub` when not NULL) of doc to v. */
+static void set_tta(json_t *doc, size_t i, const char *sub, const char *key, json_t *v)
+{
+    json_t *o = json_object_get(json_array_get(json_object_get(doc, "runs"), i), "tta");
+    if (sub)
+        o = json_object_get(o, sub);
+    assert_non_null(o);
+    json_object_set_new(o, key, v);
+}
+
+/* A version-3 document is read with its tta runs' scores, never a throughput; the
+ * leaderboard's bounds and the scores' agreement with their runs are checked. */
+static void test_tta_extract(void **state)
+{
+    (void)state;
+    xpb_err err;
+    struct lb_run_row *rows = NULL;
+    size_t n;
+    json_t *doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 3, 1);
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_OK);
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_OK);
+    assert_int_equal(n, 4);
+    assert_false(rows[0].tta.has);
+    assert_true(rows[0].throughput == 500);
+    const struct lb_tta_row *t = &rows[1].tta;
+    assert_true(t->has);
+    assert_string_equal(rows[1].mode, "tta");
+    assert_true(isnan(rows[1].throughput)); /* its step rate is not what it measures */
+    assert_string_equal(t->dataset, "fashion-mnist");
+    assert_true(fabs(t->target - 0.90) < 1e-12);
+    assert_true(fabs(t->seconds - 120) < 1e-9); /* Olympic: 110, 120, 130 */
+    assert_true(t->seconds_min == 100 && t->seconds_max == 140);
+    assert_true(fabs(t->joules - 50 * 120) < 1e-6);
+    assert_true(t->epochs == 3.25); /* the median */
+    assert_true(t->reference_epochs == 3);
+    assert_int_equal(t->converged, 5);
+    assert_int_equal(t->runs, 5);
+    assert_int_equal(t->outside, 0);
+    assert_int_equal(rows[2].tta.outside, 1); /* 1 epoch: fewer than half the reference's */
+    assert_true(isnan(rows[2].tta.joules));   /* not measured */
+    assert_true(isnan(rows[3].tta.seconds));  /* two of three never reached it */
+    assert_int_equal(rows[3].tta.converged, 1);
+    free(rows);
+    json_decref(doc);
+    /* implausible numbers and scores that contradict their runs, each named by its path */
+    static const struct {
+        const char *sub, *key;
+        double v;
+        const char *says;
+    } wrong[] = {
+        {NULL, "target", 1.5, "runs[1].tta.target: 1.5 (accuracy) is not plausible"},
+        {"seconds", "mean", -1, "runs[1].tta.seconds.mean: -1 s is not plausible"},
+        {"seconds", "mean", 5e7, "runs[1].tta.seconds.mean: 5e+07 s"},
+        {"seconds", "mean", 150, "tta.seconds.mean: 150 is not plausible outside its runs'"},
+        {"seconds", "converged", 3, "tta.seconds.converged: 3, but 5 of tta.runs converged"},
+        {"joules", "runs", 9, "tta.joules.runs: 9 runs scored, but tta.runs lists 5"},
+    };
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 1, 2);
+        json_t *v = !strcmp(wrong[i].key, "converged") || !strcmp(wrong[i].key, "runs")
+                        ? json_integer((json_int_t)wrong[i].v)
+                        : json_real(wrong[i].v);
+        set_tta(doc, 1, wrong[i].sub, wrong[i].key, v);
+        assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+        if (!strstr(err.msg, wrong[i].says))
+            fail_msg("%s: %s", wrong[i].says, err.msg);
+        json_decref(doc);
+    }
+    doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 1, 3);
+    json_t *run0 = json_array_get(
+        json_object_get(json_object_get(json_array_get(json_object_get(doc, "runs"), 1), "tta"),
+                        "runs"),
+        0);
+    json_object_set_new(json_array_get(json_object_get(run0, "curve"), 0), "accuracy",
+                        json_real(1.2));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[1].tta.runs[0].curve[0].accuracy: 1.2"));
+    set_tta(doc, 1, NULL, "dataset", json_string("fashion mnist"));
+    json_object_set_new(json_array_get(json_object_get(run0, "curve"), 0), "accuracy",
+                        json_real(0.2));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[1].tta.dataset"));
+    json_decref(doc);
+}
+
+/* The rows of tta_runs as "run_index:converged/n_runs,..." in the order of their run ids. */
+static void tta_kept(char *out, size_t cap, struct fixture *f)
+{
+    static const char sql[] = "SELECT r.run_index, x.converged, x.n_runs FROM tta_runs x "
+                              "JOIN runs r ON r.id = x.run_id ORDER BY x.run_id";
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, sql, &err);
+    assert_non_null(s);
+    out[0] = '\0';
+    while (lb_stmt_step(s) == LB_STEP_ROW) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%lld:%lld/%lld", n ? "," : "", lb_col_int(s, 0),
+                 lb_col_int(s, 1), lb_col_int(s, 2));
+    }
+    lb_stmt_done(s);
+    lb_pool_put(f->app.pool, db);
+}
+
+/* Uploaded tta runs are kept on their own board, ranked by time to target, in none of the
+ * throughput tables; migration 6 keeps those stored before it. */
+static void test_tta_store(void **state)
+{
+    struct fixture *f = *state;
+    json_t *doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 3, 1);
+    assert_int_equal(store_doc(f, doc, NULL, NULL), 1);
+    json_decref(doc);
+    char kept[128];
+    tta_kept(kept, sizeof kept, f);
+    assert_string_equal(kept, "1:5/5,2:3/3,3:1/3");
+    assert_int_equal(mismatches(f), 0); /* the throughput tables hold the throughput run only */
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, "SELECT count(*) FROM board_groups", &err);
+    long long groups = 0;
+    assert_int_equal(lb_store_int(&groups, db, s, "groups", &err), XPB_OK);
+    assert_int_equal(groups, 1);
+    struct lb_tta_group *g = NULL;
+    size_t n_groups = 0;
+    long long total = 0;
+    assert_int_equal(lb_store_tta_groups(&g, &n_groups, &total, db, 10, 0, &err), XPB_OK);
+    assert_int_equal(n_groups, 1);
+    assert_int_equal(total, 1);
+    assert_string_equal(g[0].model, "conv6");
+    assert_string_equal(g[0].dataset, "fashion-mnist");
+    assert_int_equal(g[0].n_runs, 3);
+    assert_int_equal(g[0].n_submitters, 1);
+    struct lb_run_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(lb_store_tta_runs(&rows, &n, &total, db, &g[0], 10, 25, &err), XPB_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(total, 3);
+    /* quick (Olympic 60 s), steady (120 s), then stuck (not reached) */
+    assert_string_equal(rows[0].run_id, "quick");
+    assert_string_equal(rows[1].run_id, "steady");
+    assert_string_equal(rows[2].run_id, "stuck");
+    assert_true(rows[0].tta.has && rows[0].tta.outside == 1);
+    assert_true(fabs(rows[1].tta.seconds - 120) < 1e-9);
+    assert_true(isnan(rows[2].tta.seconds));
+    assert_string_equal(rows[1].device, "Xeon <b>");
+    free(rows);
+    /* one submitter's fastest only */
+    assert_int_equal(lb_store_tta_runs(&rows, &n, &total, db, &g[0], 1, 25, &err), XPB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(total, 1);
+    assert_string_equal(rows[0].run_id, "quick");
+    free(rows);
+    free(g);
+    /* migration 6 again, from the stored documents: the same rows */
+    assert_int_equal(lb_db_exec(db,
+                                "DROP TABLE tta_runs; DELETE FROM schema_migrations WHERE "
+                                "version = 6",
+                                &err),
+                     XPB_OK);
+    assert_int_equal(lb_migrate(db, &err), XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    tta_kept(kept, sizeof kept, f);
+    assert_string_equal(kept, "1:5/5,2:3/3,3:1/3");
+}
+
 int main(int argc, char **argv)
 {
     struct lbt_pg pg;
@@ -2177,6 +2398,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_table_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_rankings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_world_size_tables, setup, teardown),
+        cmocka_unit_test(test_tta_extract),
+        cmocka_unit_test_setup_teardown(test_tta_store, setup, teardown),
     };
     int failed = cmocka_run_group_tests_name(database ? "leaderboard units on PostgreSQL"
                                                       : "leaderboard units on SQLite",
