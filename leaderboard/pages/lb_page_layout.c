@@ -21,7 +21,8 @@ void lb_page_begin(struct xpb_text *b, const char *title)
     xpb_text_printf(b, "<script defer src=\"/static/lb.js?v=%s\"></script>", v);
     xpb_text_puts(b, "</head><body><header class=\"top\"><div class=\"inner\">"
                      "<a class=\"brand\" href=\"/\">xpubench <span>leaderboard</span></a>"
-                     "<nav><a href=\"/\">Rankings</a><a href=\"/#recent\">Recent</a>"
+                     "<nav><a href=\"/\">Rankings</a><a href=\"/tta\">Time to accuracy</a>"
+                     "<a href=\"/#recent\">Recent</a>"
                      "<a href=\"/api/v1/results\">API</a></nav></div></header><main>");
 }
 

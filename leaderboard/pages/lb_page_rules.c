@@ -32,7 +32,12 @@ static void ranks(struct xpb_text *b)
            "size. The kind is what the results file says (<code>device.kind</code>, version 2); "
            "version-1 files do not say, so their kind shows as <i>unknown</i>: they are ranked "
            "like any other result but are never the CPU baseline. Nothing is inferred from a "
-           "backend's name.</li></ul>");
+           "backend's name.</li>"
+           "<li><b>Time to accuracy</b> (results files of version 3, mode <i>tta</i>) is never "
+           "ranked here, a step rate not being what it measures: it has a <a href=\"/tta\">"
+           "board of its own</a>, one table per model, variant, dataset and target accuracy, "
+           "ranked by the Olympic mean of the time to the target (lower first), the results "
+           "that did not reach it last.</li></ul>");
 }
 
 static void shown(struct xpb_text *b)
@@ -60,7 +65,8 @@ static void accepted(struct xpb_text *b, const struct lb_app *app)
     xpb_text_printf(b,
                     ", with a known bearer token, checked before the body is read. A document "
                     "nests at most %d levels and holds at most %d values and keys (a results file "
-                    "nests 7 deep and holds a few thousand; these bound the memory a parse takes), "
+                    "nests 7 deep, 8 with a time-to-accuracy curve, and holds a few thousand; "
+                    "these bound the memory a parse takes), "
                     "and at most %zu runs.</li>",
                     LB_MAX_DEPTH, LB_MAX_NODES, app->submit.max_runs);
     if (app->submit.max_per_day > 0)
@@ -73,9 +79,11 @@ static void accepted(struct xpb_text *b, const struct lb_app *app)
                         app->bounds.rate_burst);
     xpb_text_puts(b, ": one token cannot fill the board.</li>"
                      "<li>Plausible numbers only: throughput at most 1e9 samples/s, 1e19 FLOP/s, "
-                     "1e9 samples/J, batch 2<sup>24</sup>, 65,536 threads or ranks. No machine "
-                     "comes near; a value beyond is not a measurement and would top every table."
-                     "</li><li>Answers of at most ");
+                     "1e9 samples/J, batch 2<sup>24</sup>, 65,536 threads or ranks; for time to "
+                     "accuracy, accuracies from 0 to 1, times to 1e7 s, energies to 1e14 J, "
+                     "epochs to 1e6, and scores that agree with their runs. No machine comes "
+                     "near; a value beyond is not a measurement and would top every table.</li>"
+                     "<li>Answers of at most ");
     bytes(b, lb_answer_limit(app));
     xpb_text_printf(b,
                     "; submitted documents are served as stored, compact. Rankings pages are kept "

@@ -9,6 +9,7 @@
 #include "pages/lb_pages.h"
 #include "render/escape.h"
 #include "render/format_si.h"
+#include "results/tta_table.h"
 #include "results/view.h"
 #include "store/lb_doc.h"
 #include "store/lb_store.h"
@@ -240,6 +241,84 @@ static void effort_cells(struct xpb_text *b, const struct xpb_results_run *run)
     xpb_text_puts(b, "</span></td></tr>");
 }
 
+/* One run of a time-to-accuracy result: its accuracy curve in short. */
+static void tta_curve(struct xpb_text *b, const struct xpb_results_tta *t,
+                      const struct xpb_results_tta_run *r)
+{
+    xpb_text_puts(b, "<li>seed ");
+    xpb_format_grouped(b, lb_doc_num(r->seed), 0);
+    if (r->converged == 1) {
+        xpb_text_puts(b, ": reached the target after ");
+        xpb_format_grouped(b, r->epochs, 2);
+        xpb_text_puts(b, " epochs, ");
+        xpb_format_grouped(b, r->seconds, 1);
+        xpb_text_puts(b, " s");
+        if (r->outside_reference == 1)
+            xpb_text_puts(b, " <span class=\"disturbed\" title=\"outside the reference "
+                             "convergence point\">!</span>");
+    } else {
+        xpb_text_puts(b, ": <span class=\"muted\">did not reach the target in ");
+        xpb_format_grouped(b, lb_doc_num(t->max_epochs), 0);
+        xpb_text_puts(b, " epochs</span>");
+    }
+    const struct xpb_results_tta_point *last = r->n_curve ? &r->curve[r->n_curve - 1] : NULL;
+    xpb_text_puts(b, "; final accuracy ");
+    xpb_format_grouped(b, r->final_accuracy, 4);
+    if (last) {
+        xpb_text_puts(b, " at ");
+        xpb_format_grouped(b, last->epochs, 2);
+        xpb_text_printf(b, " epochs (%zu evaluation%s)", r->n_curve, r->n_curve == 1 ? "" : "s");
+    }
+    xpb_text_puts(b, "</li>");
+}
+
+/* A time-to-accuracy run's cells: its scores to the target and each run's curve in short, where
+ * other runs show their throughput (it has none: docs/results.md, "Time to accuracy"). */
+static void tta_cells(struct xpb_text *b, const struct xpb_results_run *run)
+{
+    const struct xpb_results_tta *t = &run->tta;
+    xpb_text_puts(b, "<td colspan=\"5\"><b>time to accuracy</b> <span class=\"muted small\">");
+    text(b, lb_doc_str(t->dataset));
+    xpb_text_printf(b, " \xC2\xB7 target %.4f</span><br>", t->target);
+    xpb_text_printf(b, "reached %lld/%lld \xC2\xB7 ", lb_doc_int(t->seconds.converged, 0),
+                    lb_doc_int(t->seconds.runs, (long long)t->n_runs));
+    if (isnan(t->seconds.mean)) {
+        xpb_text_puts(b, "time to target: <span class=\"muted\">not reached</span>");
+    } else {
+        xpb_text_puts(b, "time to target <b>");
+        xpb_format_grouped(b, t->seconds.mean, 1);
+        xpb_text_puts(b, " s</b>");
+    }
+    if (!isnan(t->seconds.min) && !isnan(t->seconds.max)) {
+        xpb_text_puts(b, " <span class=\"muted small\">(");
+        xpb_format_grouped(b, t->seconds.min, 1);
+        xpb_text_puts(b, "\xE2\x80\x93");
+        xpb_format_grouped(b, t->seconds.max, 1);
+        xpb_text_puts(b, " s)</span>");
+    }
+    xpb_text_puts(b, " \xC2\xB7 energy ");
+    if (isnan(t->joules.mean))
+        xpb_text_puts(b, "<span class=\"muted\">not measured</span>");
+    else {
+        xpb_format_grouped(b, t->joules.mean, 0);
+        xpb_text_puts(b, " J");
+    }
+    xpb_text_puts(b, " \xC2\xB7 median ");
+    xpb_format_grouped(b, xpb_results_tta_median_epochs(t), 2);
+    xpb_text_puts(b, " epochs");
+    if (!isnan(t->reference_epochs)) {
+        xpb_text_puts(b, " <span class=\"muted small\">(reference ");
+        xpb_format_grouped(b, t->reference_epochs, 2);
+        xpb_text_puts(b, ")</span>");
+    }
+    xpb_text_puts(b, "<ul class=\"small tta-runs\">");
+    for (size_t i = 0; i < t->n_runs && i < LIST_SHOWN; i++)
+        tta_curve(b, t, &t->runs[i]);
+    xpb_text_puts(b, "</ul>");
+    more(b, t->n_runs, LIST_SHOWN, "");
+    xpb_text_puts(b, "</td></tr>");
+}
+
 static void run_row(struct xpb_text *b, const struct xpb_results_run *run, int64_t version)
 {
     run_cells(b, run, version);
@@ -247,6 +326,10 @@ static void run_row(struct xpb_text *b, const struct xpb_results_run *run, int64
         xpb_text_puts(b, "<td colspan=\"5\" class=\"muted\">");
         xpb_html_cut(b, lb_doc_str(run->error), ERROR_SHOWN);
         xpb_text_puts(b, "</td></tr>");
+        return;
+    }
+    if (xpb_results_run_is_tta(run)) {
+        tta_cells(b, run);
         return;
     }
     speed_cells(b, &run->metrics);
@@ -259,7 +342,7 @@ static void runs_chart(struct xpb_text *b, const struct xpb_results_doc *doc)
     size_t n_bars = 0;
     for (size_t i = 0; i < doc->n_runs && n_bars < MAX_CHART; i++) {
         const struct xpb_results_run *run = &doc->runs[i];
-        if (!run->ok)
+        if (!run->ok || xpb_results_run_is_tta(run)) /* a tta run has no throughput */
             continue;
         bars[n_bars++] = (struct lb_page_bar){lb_doc_str(run->id), NULL, NULL,
                                               lb_doc_kind(run, doc->schema_version),

@@ -234,7 +234,18 @@ static void throughput_cell(struct xpb_text *b, const struct shown *s)
     xpb_text_puts(b, "</span></td>");
 }
 
-static void machine_cell(struct xpb_text *b, const struct lb_run_row *r)
+void lb_page_submitted_cell(struct xpb_text *b, const struct lb_run_row *r)
+{
+    xpb_text_printf(b, "<td data-v=\"%lld\">", r->submission_id);
+    lb_page_submission_link(b, r->submission_id);
+    xpb_text_puts(b, " <span class=\"small muted\">");
+    xpb_html(b, r->submitter);
+    xpb_text_puts(b, " \xC2\xB7 ");
+    xpb_text_add(b, r->received, strlen(r->received) >= 10 ? 10 : strlen(r->received));
+    xpb_text_puts(b, "</span></td>");
+}
+
+void lb_page_machine_cell(struct xpb_text *b, const struct lb_run_row *r)
 {
     xpb_text_puts(b, "<td class=\"machine\"");
     lb_page_machine_title(b, r->device, r->cpu_model, r->os);
@@ -252,7 +263,7 @@ static void machine_cell(struct xpb_text *b, const struct lb_run_row *r)
     xpb_text_puts(b, "</span></td>");
 }
 
-static void backend_cell(struct xpb_text *b, const struct lb_run_row *r)
+void lb_page_backend_cell(struct xpb_text *b, const struct lb_run_row *r)
 {
     xpb_text_printf(b, "<td><span class=\"pill%s\">", lb_kind_is_cpu(r->device_kind) ? " cpu" : "");
     xpb_html(b, r->backend);
@@ -290,44 +301,51 @@ static void row_html(struct xpb_text *b, const struct shown *s)
     else
         xpb_text_puts(b, "<span class=\"muted small\">not measured</span>");
     xpb_text_puts(b, "</td>");
-    machine_cell(b, r);
-    backend_cell(b, r);
+    lb_page_machine_cell(b, r);
+    lb_page_backend_cell(b, r);
     xpb_text_printf(b, "<td class=\"num\" data-v=\"%lld\">%lld</td>", r->batch, r->batch);
     xpb_text_printf(b, "<td class=\"num\" data-v=\"%lld\">%lld</td>", r->world_size, r->world_size);
-    xpb_text_printf(b, "<td data-v=\"%lld\">", r->submission_id);
-    lb_page_submission_link(b, r->submission_id);
-    xpb_text_puts(b, " <span class=\"small muted\">");
-    xpb_html(b, r->submitter);
-    xpb_text_puts(b, " \xC2\xB7 ");
-    xpb_text_add(b, r->received, strlen(r->received) >= 10 ? 10 : strlen(r->received));
+    lb_page_submitted_cell(b, r);
     xpb_text_printf(b,
-                    "</span></td><td><input type=\"checkbox\" name=\"id\" value=\"%lld\" "
+                    "<td><input type=\"checkbox\" name=\"id\" value=\"%lld\" "
                     "aria-label=\"compare submission %lld\"></td></tr>",
                     r->submission_id, r->submission_id);
 }
 
+void lb_page_section_open(struct xpb_text *b, const char *css_class, const char *id,
+                          const char *model, const char *variant)
+{
+    xpb_text_printf(b, "<section class=\"%s\" id=\"", css_class);
+    xpb_html(b, id ? id : "");
+    xpb_text_puts(b, "\"><header><h2>");
+    xpb_html(b, model);
+    if (variant[0]) {
+        xpb_text_puts(b, " <span class=\"muted\">/</span> ");
+        xpb_html(b, variant);
+    }
+    xpb_text_puts(b, "</h2>");
+}
+
+void lb_page_section_count(struct xpb_text *b, long long total, long long n_submitters)
+{
+    xpb_text_printf(b, "<span class=\"muted small\">%lld result%s from %lld submitter%s</span>",
+                    total, total == 1 ? "" : "s", n_submitters, n_submitters == 1 ? "" : "s");
+    xpb_text_puts(b, "</header>");
+}
+
 static void section_head(struct xpb_text *b, const struct lb_group *g, long long total)
 {
-    xpb_text_puts(b, "<section class=\"card group\" id=\"");
     struct xpb_text id = {0};
     group_id(&id, g);
-    xpb_html(b, id.data);
+    lb_page_section_open(b, "card group", id.data, g->model, g->variant);
     xpb_text_free(&id);
-    xpb_text_puts(b, "\"><header><h2>");
-    xpb_html(b, g->model);
-    if (g->variant[0]) {
-        xpb_text_puts(b, " <span class=\"muted\">/</span> ");
-        xpb_html(b, g->variant);
-    }
-    xpb_text_puts(b, "</h2><span class=\"pill\">");
+    xpb_text_puts(b, "<span class=\"pill\">");
     xpb_html(b, g->mode);
     xpb_text_puts(b, "</span><span class=\"pill\">");
     xpb_html(b, g->precision);
     xpb_text_printf(b, "</span><span class=\"pill\">%lld rank%s</span>", g->world_size,
                     g->world_size == 1 ? "" : "s");
-    xpb_text_printf(b, "<span class=\"muted small\">%lld result%s from %lld submitter%s</span>",
-                    total, total == 1 ? "" : "s", g->n_submitters, g->n_submitters == 1 ? "" : "s");
-    xpb_text_puts(b, "</header>");
+    lb_page_section_count(b, total, g->n_submitters);
 }
 
 /* What the table leaves out, and the links to it. */

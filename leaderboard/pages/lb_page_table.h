@@ -45,4 +45,18 @@ void lb_board_query(struct xpb_text *q, const struct lb_filter *f, const struct 
 xpb_status lb_page_table(struct xpb_text *b, struct lb_db *db, const struct lb_group *g,
                          const struct lb_board_view *v, xpb_err *err);
 
+/* The cells a ranked row shares with the time-to-accuracy board's (lb_page_tta.c), every text
+ * escaped: the machine (device, its kind, host CPU and OS), the backend (with fusion, threads and
+ * verification), and the submission with its submitter and day. */
+void lb_page_machine_cell(struct xpb_text *b, const struct lb_run_row *r);
+void lb_page_backend_cell(struct xpb_text *b, const struct lb_run_row *r);
+void lb_page_submitted_cell(struct xpb_text *b, const struct lb_run_row *r);
+
+/* A table's section opened, as both boards open theirs: `<section class="css_class" id="id">`
+ * and the head's title (model / variant, escaped; id escaped, NULL: empty); then the caller's
+ * pills, then lb_page_section_count: "N results from M submitters", which closes the head. */
+void lb_page_section_open(struct xpb_text *b, const char *css_class, const char *id,
+                          const char *model, const char *variant);
+void lb_page_section_count(struct xpb_text *b, long long total, long long n_submitters);
+
 #endif

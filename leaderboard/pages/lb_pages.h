@@ -1,7 +1,7 @@
-/* The web pages: the ranked leaderboard (/), one submission (/submissions/ID), two
- * submissions side by side (/compare?a=ID&b=ID), and the shared layout. Pages are complete
- * without JavaScript (sorting and filtering also work through query parameters); the script
- * only makes them instant. Every untrusted text goes through xpb_html / xpb_url. */
+/* The web pages: the ranked leaderboard (/), the time-to-accuracy board (/tta), one submission
+ * (/submissions/ID), two submissions side by side (/compare?a=ID&b=ID), and the shared layout.
+ * Pages are complete without JavaScript (sorting and filtering also work through query parameters);
+ * the script only makes them instant. Every untrusted text goes through xpb_html / xpb_url. */
 #ifndef LB_PAGES_H
 #define LB_PAGES_H
 
@@ -13,6 +13,9 @@ void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_r
 void lb_page_submission(struct lb_app *app, const struct lb_request *req, struct lb_response *res,
                         long long id);
 void lb_page_compare(struct lb_app *app, const struct lb_request *req, struct lb_response *res);
+/* The time-to-accuracy board (/tta, lb_page_tta.c): its results' own tables, one per model,
+ * variant, dataset and target, ranked by time to target; query: page (of tables). */
+void lb_page_tta(struct lb_app *app, const struct lb_request *req, struct lb_response *res);
 
 /* A complete error page with `status` and a one-line explanation (plain text, escaped). */
 void lb_page_error(struct lb_response *res, int status, const char *message);

@@ -80,6 +80,8 @@ void lb_route(struct lb_app *app, const struct lb_request *req, struct lb_respon
         lb_page_submission(app, req, res, id);
     else if (!strcmp(path, "/compare"))
         lb_page_compare(app, req, res);
+    else if (!strcmp(path, "/tta"))
+        lb_page_tta(app, req, res);
     else if (!strcmp(path, "/healthz")) {
         res->status = 200;
         res->content_type = "text/plain; charset=utf-8";

@@ -2344,6 +2344,77 @@ static void test_tta_store(void **state)
     assert_string_equal(kept, "1:5/5,2:3/3,3:1/3");
 }
 
+/* The board's page: one table ranked by time to target, the spread, the epochs, the runs
+ * outside the reference flagged, every text escaped; never on the throughput rankings. */
+static void test_tta_page(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    request(&a, f, "GET", "/tta", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "No time-to-accuracy results here yet."));
+    free(a.body);
+    json_t *doc =
+        lbt_doc_v3("Xeon \"<script>alert(1)</script>", &tta_throughput, 1, tta_results, 3, 1);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(doc);
+    request(&a, f, "GET", "/tta", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_null(strstr(a.body, "<script>alert"));
+    assert_null(strstr(a.body, "Xeon <b>"));
+    assert_non_null(strstr(a.body, "Xeon &lt;b&gt;"));
+    assert_non_null(strstr(a.body, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_non_null(strstr(a.body, "target accuracy 0.9000"));
+    assert_non_null(strstr(a.body, "3 results from 1 submitter"));
+    /* ranked: quick (60 s), steady (120 s, spread 100-140 s), stuck (not reached) */
+    const char *quick = strstr(a.body, "<b>60.0</b>");
+    const char *steady = strstr(a.body, "<b>120</b><span class=\"ci small muted\">100\xE2\x80\x93"
+                                        "140</span>");
+    const char *stuck = strstr(a.body, "not reached</span>");
+    assert_non_null(quick);
+    assert_non_null(steady);
+    assert_non_null(stuck);
+    assert_true(quick < steady && steady < stuck);
+    assert_non_null(strstr(a.body, ">5/5</td>"));
+    assert_non_null(strstr(a.body, ">1/3</td>"));
+    assert_non_null(strstr(a.body, "6,000")); /* steady's energy: 50 W x 120 s */
+    /* quick's run after 1 epoch is outside the reference's 3: flagged */
+    const char *flag = strstr(a.body, "1 run converged after fewer than half");
+    assert_non_null(flag);
+    assert_true(flag > quick && flag < steady);
+    assert_null(strstr(a.body, "2 runs converged after"));
+    free(a.body);
+    /* the rankings hold the throughput run only; the submission shows the scores */
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "href=\"/tta\""));
+    assert_null(strstr(a.body, "not reached"));
+    assert_null(strstr(a.body, "<span class=\"pill\">tta</span>"));
+    assert_non_null(strstr(a.body, "<span class=\"pill\">train</span>"));
+    free(a.body);
+    request(&a, f, "GET", "/?backend=cpu_ref", NULL, NULL); /* read from the runs */
+    assert_int_equal(a.status, 200);
+    assert_null(strstr(a.body, "<span class=\"pill\">tta</span>"));
+    assert_null(strstr(a.body, "<section class=\"card group\""));
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "time to accuracy"));
+    assert_non_null(strstr(a.body, "reached 5/5"));
+    assert_non_null(strstr(a.body, "did not reach the target in 10 epochs"));
+    assert_null(strstr(a.body, "<script>alert"));
+    free(a.body);
+    request(&a, f, "GET", "/tta?page=0", NULL, NULL);
+    assert_int_equal(a.status, 400);
+    free(a.body);
+    request(&a, f, "GET", "/tta?page=2", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "previous tables"));
+    free(a.body);
+}
+
 int main(int argc, char **argv)
 {
     struct lbt_pg pg;
@@ -2400,6 +2471,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_world_size_tables, setup, teardown),
         cmocka_unit_test(test_tta_extract),
         cmocka_unit_test_setup_teardown(test_tta_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tta_page, setup, teardown),
     };
     int failed = cmocka_run_group_tests_name(database ? "leaderboard units on PostgreSQL"
                                                       : "leaderboard units on SQLite",
