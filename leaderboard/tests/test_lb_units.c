@@ -2406,6 +2406,21 @@ static void test_tta_page(void **state)
     assert_non_null(strstr(a.body, "did not reach the target in 10 epochs"));
     assert_null(strstr(a.body, "<script>alert"));
     free(a.body);
+    /* the API lists the tta runs without a throughput */
+    request(&a, f, "GET", "/api/v1/results?mode=tta", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    json_t *list = json_loads(a.body, 0, NULL);
+    assert_non_null(list);
+    json_t *listed = json_object_get(json_array_get(json_object_get(list, "results"), 0), "runs");
+    assert_int_equal(json_array_size(listed), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *run = json_array_get(listed, i);
+        assert_string_equal(json_string_value(json_object_get(run, "mode")), "tta");
+        assert_true(json_is_null(json_object_get(run, "throughput")));
+        assert_true(json_is_null(json_object_get(run, "step_time_p50_s")));
+    }
+    json_decref(list);
+    free(a.body);
     request(&a, f, "GET", "/tta?page=0", NULL, NULL);
     assert_int_equal(a.status, 400);
     free(a.body);
