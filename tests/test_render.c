@@ -1,6 +1,6 @@
 /* core/render/, the text library of the report and the leaderboard: the growable buffer (its
- * cap and sticky failure), HTML and URL escaping (references, control characters, invalid
- * UTF-8, cuts at character boundaries), terminal escaping (control characters, escape
+ * cap, sticky failure and insertion), HTML and URL escaping (references, control characters,
+ * invalid UTF-8, cuts at character boundaries), terminal escaping (control characters, escape
  * sequences, C1, bidirectional overrides, invalid UTF-8), the page number formats, the SVG
  * primitives (nice steps, axes, tick labels, shortened labels) and the bar chart in both of its
  * styles. */
@@ -86,6 +86,29 @@ static void test_text_limit(void **state)
     assert_int_equal(xpb_text_write(&t, f), XPB_OK);
     assert_int_equal(ftell(f), 2);
     fclose(f);
+    xpb_text_free(&t);
+}
+
+/* Insertion moves what follows, keeps the NUL, and obeys the cap like an append. */
+static void test_text_insert(void **state)
+{
+    (void)state;
+    struct xpb_text t = {0};
+    xpb_text_insert(&t, 0, "ab", 2); /* into a buffer that has no memory yet */
+    assert_string_equal(t.data, "ab");
+    xpb_text_puts(&t, "cdef");
+    xpb_text_insert(&t, 2, "<>", 2);
+    assert_string_equal(t.data, "ab<>cdef");
+    xpb_text_insert(&t, t.len, "!", 1); /* at the end: an append */
+    assert_string_equal(t.data, "ab<>cdef!");
+    xpb_text_insert(&t, t.len + 1, "x", 1); /* past the end: nothing */
+    assert_string_equal(t.data, "ab<>cdef!");
+    assert_false(t.failed);
+    xpb_text_free(&t);
+    t.limit = 4;
+    xpb_text_puts(&t, "abc");
+    xpb_text_insert(&t, 0, "xy", 2);
+    assert_true(t.failed && t.too_large);
     xpb_text_free(&t);
 }
 
@@ -326,6 +349,7 @@ static void test_bars_page_style(void **state)
     };
     struct xpb_svg_bar_chart c = {.id = "p",
                                   .title = "Per run",
+                                  .css_class = "chart bars",
                                   .scale = 1,
                                   .value_text = si_value,
                                   .value_ctx = "samples/s",
@@ -336,7 +360,8 @@ static void test_bars_page_style(void **state)
                                   .bars = bars};
     const char *svg = TEXT_OF(xpb_svg_bar_chart(&t_, &c));
     assert_non_null(strstr(svg, "<a href=\"/s?id=1&amp;x=2\"><g><title>a &quot;run&quot;"));
-    assert_non_null(strstr(svg, "class=\"bar cpu\"/>"));
+    assert_non_null(strstr(svg, "<svg class=\"chart bars\" xmlns="));
+    assert_non_null(strstr(svg, "<rect class=\"bar cpu\" x=\""));
     assert_non_null(strstr(svg, ">2.00 ksamples/s</text>"));
     assert_non_null(strstr(svg, ">conv</text>")); /* the legend */
     assert_non_null(strstr(svg, "</g></a>"));
@@ -349,6 +374,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_grows_and_takes),
         cmocka_unit_test(test_text_limit),
+        cmocka_unit_test(test_text_insert),
         cmocka_unit_test(test_html),
         cmocka_unit_test(test_cuts),
         cmocka_unit_test(test_terminal),
