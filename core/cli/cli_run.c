@@ -24,6 +24,7 @@
 #include "run/runner.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_check.h"
+#include "scenario/scenario_guard.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -37,7 +38,7 @@ static void on_sigint(int sig)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--set KEY=VALUE]... "
-               "[--dump DIR]\n\n"
+               "[--dump DIR] [--yes]\n\n"
                "Runs every run of the scenario (docs/scenarios.md) and writes one results file\n"
                "(docs/results.md), rewritten atomically after each run. Default output: the\n"
                "scenario's `output`, else results/<name>-<UTC time>.json.\n\n"
@@ -46,11 +47,14 @@ static void usage(FILE *f)
                "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
                "  --dump DIR         write the first step of each run (initial parameters, the\n"
                "                     batch, losses, gradients) as .npy files + manifest.json\n"
-               "                     (docs/dump.md); several runs go to DIR/<run id>/\n\n"
+               "                     (docs/dump.md); several runs go to DIR/<run id>/\n"
+               "  --yes              start a scenario of more runs than its max_runs (default\n"
+               "                     100): the count and the least time are printed first\n\n"
                "Ctrl-C stops after the current step; finished runs stay in the results file.\n"
                "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
                "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
-               "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage, 3 bad scenario,\n"
+               "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage (also more runs\n"
+               "than the scenario's limit without --yes), 3 bad scenario,\n"
                "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
                "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
@@ -99,6 +103,7 @@ static void sanitize(char *out, size_t size, const char *id)
 /* What `run` was asked for. */
 typedef struct run_args {
     const char *path, *output, *dump;
+    int yes; /* --yes: more runs than the scenario's limit may start */
     xpb_cli_sets sets;
 } run_args;
 
@@ -115,6 +120,8 @@ static int parse_args(run_args *a, int argc, char **argv, int *rc)
             a->output = argv[++i];
         } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
             a->dump = argv[++i];
+        } else if (strcmp(argv[i], "--yes") == 0) {
+            a->yes = 1;
         } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
             if (xpb_cli_sets_add(&a->sets, "run", argv[++i])) {
                 *rc = XPB_EXIT_USAGE;
@@ -336,6 +343,13 @@ static xpb_status load_all(xpb_scenario **s, xpb_registry **r, const run_args *a
         *rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
     if (par && (st = agree_on_scenario(par, st, *s, &err)) && *rc == XPB_EXIT_OK)
         *rc = XPB_EXIT_INPUT;
+    if (st == XPB_OK && (!par || par->comm.rank == 0)) {
+        char size[160];
+        fprintf(stderr, "xpubench run: %s: scenario '%s', %s\n", a->path, (*s)->name,
+                xpb_scenario_size_text(size, sizeof size, *s));
+    }
+    if (st == XPB_OK && (st = xpb_scenario_guard(*s, a->yes, &err)))
+        *rc = XPB_EXIT_USAGE;
     if (st)
         fprintf(stderr, "xpubench run: %s\n", err.msg);
     return st;
