@@ -266,7 +266,9 @@ static xpb_status one_map(xpb_report *r, xpb_report_section *s, const xpb_rrun *
     return XPB_OK;
 }
 
-/* The axes swept among the finished runs of document `doc` into axes[] (at most MAX_AXES). */
+/* The axes swept among the finished runs of document `doc` into axes[] (at most MAX_AXES), in
+ * the order their first change appears in the file: the axis that varies fastest (a sweep's
+ * last) first, which becomes a map's columns. */
 static size_t swept_axes(xpb_report *r, size_t doc, const char **axes)
 {
     size_t n = 0;
@@ -319,12 +321,12 @@ static xpb_status doc_maps(xpb_report *r, xpb_report_section *s, size_t doc, con
                 size_t n = 0;
                 for (size_t j = i; j < rs->n; j++)
                     if (!taken[j] && rs->items[j].doc == doc && rs->items[j].ok &&
-                        same_but(run, &rs->items[j], axes[b], axes[a])) {
+                        same_but(run, &rs->items[j], axes[a], axes[b])) {
                         taken[j] = 1;
                         g[n++] = &rs->items[j];
                     }
                 const char **vx, **vy;
-                size_t nx = distinct(r, &vx, g, n, axes[b]), ny = distinct(r, &vy, g, n, axes[a]);
+                size_t nx = distinct(r, &vx, g, n, axes[a]), ny = distinct(r, &vy, g, n, axes[b]);
                 if (nx == (size_t)-1 || ny == (size_t)-1)
                     return XPB_OUT_OF_MEMORY;
                 if (nx < 2 || ny < 2)
@@ -333,7 +335,7 @@ static xpb_status doc_maps(xpb_report *r, xpb_report_section *s, size_t doc, con
                     (*more)++;
                     continue;
                 }
-                if (one_map(r, s, g, n, axes[b], axes[a], nth, m) != XPB_OK)
+                if (one_map(r, s, g, n, axes[a], axes[b], nth, m) != XPB_OK)
                     return XPB_OUT_OF_MEMORY;
             }
         }
