@@ -52,7 +52,7 @@ void xpb_scenario_free(xpb_scenario *s)
 }
 
 /* Everything one parse needs, so that the steps below stay small. */
-static const char *const top_keys[] = {"name",     "description", "output", "baseline",
+static const char *const top_keys[] = {"name",     "description", "output",   "baseline",
                                        "data_dir", "max_runs",    "defaults", "runs"};
 enum {
     TOP_NAME,

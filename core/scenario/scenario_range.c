@@ -12,8 +12,8 @@
 #include "scenario/scenario_scalar.h"
 #include "scenario/scenario_suggest.h"
 
-#define TEXT_MAX 32 /* the longest spelling: "-9223372036854775808", or 17 digits and an exponent  \
-                     */
+/* The longest spelling of a value: "-9223372036854775808", or 17 digits and an exponent. */
+#define TEXT_MAX 32
 
 static const char *const range_keys[4] = {"from", "to", "times", "step"};
 
