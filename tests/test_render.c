@@ -21,6 +21,8 @@
 #include "render/format_si.h"
 #include "render/svg.h"
 #include "render/svg_bars.h"
+#include "render/svg_heatmap.h"
+#include "render/svg_scatter.h"
 #include "render/terminal.h"
 #include "render/text.h"
 
@@ -369,6 +371,114 @@ static void test_bars_page_style(void **state)
     assert_non_null(strstr(svg, ">\xE2\x80\x94</text>"));
 }
 
+static void cell_attrs(struct xpb_text *t, size_t row, size_t col, const void *ctx)
+{
+    (void)ctx;
+    xpb_text_printf(t, " data-cell=\"%zu,%zu\"", row, col);
+}
+
+/* Viridis from dark (0) to yellow (1), clamped; every valued cell written with its number and
+ * its attributes, an empty one as a dash without them; rows from the bottom. */
+static void test_heatmap(void **state)
+{
+    (void)state;
+    char c[8];
+    assert_int_equal(xpb_svg_heat_color(c, 0), 1);
+    assert_string_equal(c, "#440154");
+    assert_int_equal(xpb_svg_heat_color(c, 1), 0);
+    assert_string_equal(c, "#fde725");
+    xpb_svg_heat_color(c, 7); /* clamped */
+    assert_string_equal(c, "#fde725");
+    xpb_svg_heat_color(c, NAN);
+    assert_string_equal(c, "#440154");
+    static const char *const cols[3] = {"32", "64", "128"}, *const rows[2] = {"2", "4"};
+    const double values[6] = {10, 20, 30, 40, NAN, 60};
+    struct xpb_svg_heatmap h = {.id = "hm",
+                                .title = "fraction of peak",
+                                .x_label = "nodes",
+                                .y_label = "layers",
+                                .value_label = "%",
+                                .n_cols = 3,
+                                .n_rows = 2,
+                                .col_labels = cols,
+                                .row_labels = rows,
+                                .values = values,
+                                .cell_attrs = cell_attrs};
+    struct xpb_text t = {0};
+    xpb_svg_heatmap(&t, &h);
+    assert_false(t.failed);
+    const char *svg = t.data;
+    assert_non_null(strstr(svg, "id=\"hm\""));
+    assert_non_null(strstr(svg, "data-cell=\"0,0\">10.00</text>"));
+    assert_non_null(strstr(svg, "data-cell=\"1,2\">60.00</text>"));
+    assert_null(strstr(svg, "data-cell=\"1,1\"")); /* no value: no attributes */
+    assert_non_null(strstr(svg, "\xe2\x80\x93</text>"));
+    /* the largest value is the lightest, the smallest the darkest */
+    assert_non_null(strstr(svg, "fill=\"#fde725\""));
+    assert_non_null(strstr(svg, "fill=\"#440154\""));
+    /* row 0 ("2") is below row 1 ("4"): a larger y */
+    const char *r0 = strstr(svg, "data-cell=\"0,0\""), *r1 = strstr(svg, "data-cell=\"1,0\"");
+    assert_non_null(r0);
+    assert_non_null(r1);
+    double y0 = strtod(strstr(r0 - 80, "y=\"") + 3, NULL);
+    double y1 = strtod(strstr(r1 - 80, "y=\"") + 3, NULL);
+    assert_true(y0 > y1);
+    xpb_text_free(&t);
+}
+
+static void point_attrs(struct xpb_text *t, size_t i, const void *ctx)
+{
+    (void)ctx;
+    xpb_text_printf(t, " data-i=\"%zu\"", i);
+}
+
+/* Log labels; a point a log axis cannot show is left out; sized points are circles whose area
+ * goes with their size, the largest at the maximum radius; lines drawn with their labels. */
+static void test_scatter(void **state)
+{
+    (void)state;
+    char b[32];
+    xpb_svg_log_label(b, sizeof b, 100);
+    assert_string_equal(b, "100");
+    xpb_svg_log_label(b, sizeof b, 1e5);
+    assert_string_equal(b, "1e5");
+    xpb_svg_log_label(b, sizeof b, 0.5);
+    assert_string_equal(b, "0.5");
+    xpb_svg_log_label(b, sizeof b, 1e-4);
+    assert_string_equal(b, "1e-4");
+    const struct xpb_svg_scatter_point p[4] = {
+        {.x = 1, .y = 10, .size = 4, .label = "A"},
+        {.x = 10, .y = 50, .size = 1},
+        {.x = 0, .y = 5, .size = 1}, /* x 0: not on a log axis */
+        {.x = 5, .y = 20, .series = 1},
+    };
+    const double lx[2] = {0.5, 20}, ly[2] = {100, 100};
+    const struct xpb_svg_scatter_line l = {2, lx, ly, "peak 100", 0};
+    struct xpb_svg_scatter c = {.id = "sc",
+                                .title = "roof",
+                                .x_log10 = 1,
+                                .y_log10 = 1,
+                                .n_points = 4,
+                                .points = p,
+                                .n_lines = 1,
+                                .lines = &l,
+                                .point_attrs = point_attrs};
+    struct xpb_text t = {0};
+    xpb_svg_scatter(&t, &c);
+    assert_false(t.failed);
+    const char *svg = t.data;
+    assert_non_null(strstr(svg, "data-i=\"0\""));
+    assert_non_null(strstr(svg, "data-i=\"1\""));
+    assert_null(strstr(svg, "data-i=\"2\""));
+    assert_non_null(strstr(svg, "data-i=\"3\""));
+    assert_non_null(strstr(svg, "peak 100"));
+    const char *big = strstr(strstr(svg, "data-i=\"0\""), " r=\"");
+    const char *small = strstr(strstr(svg, "data-i=\"1\""), " r=\"");
+    assert_true(fabs(strtod(big + 4, NULL) - XPB_SVG_SCATTER_MAX_R) < 0.06);
+    assert_true(fabs(strtod(small + 4, NULL) - XPB_SVG_SCATTER_MAX_R / 2) < 0.06);
+    xpb_text_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_svg_text),
         cmocka_unit_test(test_bars_report_style),
         cmocka_unit_test(test_bars_page_style),
+        cmocka_unit_test(test_heatmap),
+        cmocka_unit_test(test_scatter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
