@@ -95,7 +95,13 @@ def run_xpubench(exe, config, sets, quick):
         return {"samples_per_s": m["throughput"]["median"], "p50_ms": 1e3 * m["step_time_s"]["p50"],
                 "gflops": m["flops_per_s"] / 1e9, "overhead": m.get("host_overhead_fraction"),
                 "device": run["device"].get("libraries", ""), "precision_kind": kind,
-                "lr": run["config"].get("optimizer", {}).get("lr")}
+                "lr": run["config"].get("optimizer", {}).get("lr"),
+                # the machine's peak measured by this run (dnnl_sgemm / bf16 matmul), the model's
+                # forward FLOPs and the CPU share other processes took meanwhile (compare_ort.py)
+                "peak_flops": run["device"].get("peak_flops", {}),
+                "flops_per_sample": run["model"].get("flops_per_sample_forward"),
+                "others": m.get("interference", {}).get("other_cpu_share"),
+                "p95_ms": 1e3 * m["step_time_s"]["p95"]}
 
 
 def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None):
