@@ -112,7 +112,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help="regex on '<model>-b<batch>'")
     ap.add_argument("--json")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="for the xpubench runs, e.g. OMP_WAIT_POLICY=passive (README.md)")
+    ap.add_argument("--no-bf16", action="store_true")
     a = ap.parse_args()
+    env = dict(kv.split("=", 1) for kv in a.env)
     if not os.path.exists(a.xpubench):
         sys.exit(f"compare_ort.py: {a.xpubench} not found (build first, or pass --xpubench)")
     if not os.path.isdir(os.path.join(ORT_DIR, "node_modules", "onnxruntime-node")):
@@ -128,7 +132,7 @@ def main():
     for rnd in range(a.rounds):
         for name, model, variant, _, batch in cells:
             row = rows.setdefault((name, batch), {"ort": [], "fp32": [], "bf16": []})
-            sides = ["ort", "fp32", "bf16"]
+            sides = ["ort", "fp32"] + ([] if a.no_bf16 else ["bf16"])
             if rnd % 2:
                 sides.reverse()
             for side in sides:
@@ -136,7 +140,7 @@ def main():
                     r = run_ort(onnx[(model, variant)], batch, a.threads, a.quick)
                 else:
                     r = compare.run_xpubench(a.xpubench, f"{name}-infer-b{batch}",
-                                             dict(base, precision=side), a.quick)
+                                             dict(base, precision=side), a.quick, env)
                     if side == "bf16" and r.get("precision_kind") not in ("native", ""):
                         r = {"skipped": f"bf16 {r.get('precision_kind') or 'unavailable'}"}
                 row[side].append(r)
@@ -152,7 +156,13 @@ def main():
           f" after {' '.join(load1)}")
     print(f"{'model':15} {'batch':>5} {'ORT fp32':>9} {'xpb fp32':>9} {'ratio':>6} {'xpb bf16':>9} "
           f"{'ratio':>6} {'peak% ORT':>9} {'fp32':>5} {'bf16':>5} {'others%':>7}  target")
-    out = {"threads": a.threads, "rounds": a.rounds, "load_before": load0, "load_after": load1,
+    peaks = [r["peak_flops"] for row in rows.values() for side in ("fp32", "bf16")
+             for r in row[side] if r.get("peak_flops")]
+    gflops = lambda key: compare.fmt((med(p.get(key) for p in peaks) or float("nan")) / 1e9, ".1f")
+    print(f"peak measured by the xpubench runs (median): fp32 {gflops('fp32')} GFLOP/s, "
+          f"bf16 {gflops('bf16-mixed')} GFLOP/s")
+    print(f"xpubench environment: {' '.join(a.env) or '(as inherited)'}")
+    out = {"threads": a.threads, "rounds": a.rounds, "env": env, "peaks": peaks, "load_before": load0, "load_after": load1,
            "cells": []}
     misses = 0
     for name, model, variant, target, batch in cells:
