@@ -3,7 +3,7 @@
 // printed as one JSON line.
 //
 //   node ort_bench.js MODEL.onnx BATCH [--threads 2] [--warmup 5] [--min-steps 50]
-//                     [--min-time 2] [--seed 42]
+//                     [--min-time 2] [--seed 42] [--no-spin]
 //
 // The session runs on ONNX Runtime's CPU execution provider (MLAS) with intra-op threads =
 // --threads (xpubench's `threads`), one inter-op thread, sequential execution and every graph
@@ -11,13 +11,15 @@
 // layouts). The input, uniform in [-1, 1) from a seeded generator, is made once and fed to
 // every step, as xpubench's resident synthetic batches are. After the warm-up runs, it times
 // single runs until both --min-steps and --min-time are reached, like a repeat of xpubench.
+// --no-spin sets session.intra_op.allow_spinning=0: idle pool threads block instead of spinning
+// (the counterpart of OMP_WAIT_POLICY=passive on the xpubench side, for a shared machine).
 // onnxruntime-node is installed next to this file at bench time (compare_ort.py does it).
 'use strict';
 
 const path = require('path');
 
 function parseArgs(argv) {
-  const a = { threads: 2, warmup: 5, minSteps: 50, minTime: 2.0, seed: 42 };
+  const a = { threads: 2, warmup: 5, minSteps: 50, minTime: 2.0, seed: 42, spin: true };
   const pos = [];
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -30,6 +32,7 @@ function parseArgs(argv) {
     else if (k === '--min-steps') a.minSteps = v();
     else if (k === '--min-time') a.minTime = v();
     else if (k === '--seed') a.seed = v();
+    else if (k === '--no-spin') a.spin = false;
     else pos.push(k);
   }
   if (pos.length !== 2) throw new Error('usage: ort_bench.js MODEL.onnx BATCH [options]');
@@ -65,6 +68,7 @@ async function main() {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    extra: { session: { intra_op: { allow_spinning: a.spin ? '1' : '0' } } },
   });
   const name = session.inputNames[0];
   const meta = session.inputMetadata ? session.inputMetadata[0] : null;
@@ -87,7 +91,7 @@ async function main() {
   const version = require(path.join(__dirname, 'node_modules', 'onnxruntime-node', 'package.json')).version;
   console.log(JSON.stringify({
     framework: `onnxruntime-node ${version}`, model: path.basename(a.model), batch: a.batch,
-    threads: a.threads, graph_optimization: 'all', steps: times.length,
+    threads: a.threads, graph_optimization: 'all', spinning: a.spin, steps: times.length,
     samples_per_s: (a.batch * times.length) / total, p50_ms: 1e3 * percentile(sorted, 0.5),
     p95_ms: 1e3 * percentile(sorted, 0.95), min_ms: 1e3 * sorted[0],
   }));
