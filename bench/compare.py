@@ -73,7 +73,8 @@ print(best / 1e9)
     return float(out.stdout.strip()) if out.returncode == 0 else float("nan")
 
 
-def run_xpubench(exe, config, sets, quick):
+def run_xpubench(exe, config, sets, quick, env=None):
+    """One xpubench run as a dict; env: extra environment variables (compare_ort.py)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         cmd = [exe, "run", os.path.join(ROOT, "configs", config + ".yaml"), "-o", out]
@@ -82,7 +83,7 @@ def run_xpubench(exe, config, sets, quick):
         if quick:
             cmd += ["--set", "min_steps=3", "--set", "min_time=0", "--set", "repeats=1",
                     "--set", "warmup=1"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
         if p.returncode != 0 or not os.path.exists(out):
             return {"error": (p.stderr or p.stdout).strip()[-300:]}
         run = json.load(open(out))["runs"][0]
@@ -95,7 +96,13 @@ def run_xpubench(exe, config, sets, quick):
         return {"samples_per_s": m["throughput"]["median"], "p50_ms": 1e3 * m["step_time_s"]["p50"],
                 "gflops": m["flops_per_s"] / 1e9, "overhead": m.get("host_overhead_fraction"),
                 "device": run["device"].get("libraries", ""), "precision_kind": kind,
-                "lr": run["config"].get("optimizer", {}).get("lr")}
+                "lr": run["config"].get("optimizer", {}).get("lr"),
+                # the machine's peak measured by this run (dnnl_sgemm / bf16 matmul), the model's
+                # forward FLOPs and the CPU share other processes took meanwhile (compare_ort.py)
+                "peak_flops": run["device"].get("peak_flops", {}),
+                "flops_per_sample": run["model"].get("flops_per_sample_forward"),
+                "others": m.get("interference", {}).get("other_cpu_share"),
+                "p95_ms": 1e3 * m["step_time_s"]["p95"]}
 
 
 def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None):
