@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "elem_math.h"
-#include "index_math.h"
+#include "kernels/elem_math.h"
+#include "kernels/index_math.h"
 #include "ref.h"
 
 /* ---- helpers ---- */

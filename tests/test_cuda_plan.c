@@ -26,13 +26,13 @@
 
 #include <cmocka.h>
 
-#include "coll.h"
+#include "plan/coll.h"
 #include "plugin/loader.h"
 #include "program/model_program.h"
-#include "peak.h"
-#include "plan.h"
-#include "reason.h"
-#include "tune_cache.h"
+#include "plan/peak.h"
+#include "plan/plan.h"
+#include "plan/reason.h"
+#include "plan/tune_cache.h"
 
 static xpb_registry *registry;
 
