@@ -31,7 +31,9 @@
 #include "program/model_program.h"
 #include "plan/peak.h"
 #include "plan/plan.h"
+#include "plan/plan_tensor.h"
 #include "plan/reason.h"
+#include "plan/target.h"
 #include "plan/tune_cache.h"
 
 static xpb_registry *registry;

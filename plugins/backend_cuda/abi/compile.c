@@ -27,55 +27,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi/compile.h"
+#include "abi/exec.h"
+#include "glue/arena.h"
+#include "glue/backend.h"
+#include "glue/conv.h"
+#include "glue/log.h"
+#include "glue/matmul.h"
+#include "glue/nccl.h"
+#include "glue/status.h"
+#include "glue/transfer.h"
 #include "plan/coll.h"
-#include "glue/cux.h"
-
-int cux_tuning_on(void)
-{
-    const char *v = getenv("XPB_CUDA_NO_TUNE");
-    return !(v && v[0] && strcmp(v, "0") != 0);
-}
+#include "plan/plan.h"
+#include "plan/plan_error.h"
+#include "plan/plan_tensor.h"
 
 static int env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && v[0] && strcmp(v, "0") != 0;
-}
-
-void *cux_ptr(const xpb_executable *exe, uint32_t buf)
-{
-    if (buf == CUX_NONE)
-        return NULL;
-    return exe->arena + exe->plan->bufs[buf].offset;
-}
-
-cux_tview cux_tview_of(const xpb_executable *exe, const cux_view *v)
-{
-    cux_tview t;
-    memset(&t, 0, sizeof t);
-    if (v->buf == CUX_NONE)
-        return t;
-    t.p = cux_ptr(exe, v->buf);
-    t.type = v->type;
-    t.layout = v->layout;
-    t.n = v->dims[0]; /* unused dims are 1 (plan_lower.c), so [d0] is [d0, 1, 1, 1] */
-    t.c = v->dims[1];
-    t.h = v->dims[2];
-    t.w = v->dims[3];
-    return t;
-}
-
-xpb_status cux_tune_scratch(xpb_executable *exe, void **ws, size_t *have, size_t bytes)
-{
-    if (bytes <= *have)
-        return XPB_OK;
-    if (*ws)
-        cux_released(cudaFree(*ws), "compile: cudaFree (tuning workspace)");
-    *ws = NULL;
-    *have = 0;
-    CUX_CUDA(exe, CUX_NONE, cudaMalloc(ws, bytes), "compile: tuning workspace");
-    *have = bytes;
-    return XPB_OK;
 }
 
 /* The record of `phase` in the arena (device memory owned by the executable). */
@@ -331,10 +301,26 @@ static xpb_status make_events(xpb_executable *exe)
     return XPB_OK;
 }
 
+/* What the fp16 loss scaler did in each scaled phase, to the host's log. */
+static void log_scaler(const xpb_executable *exe)
+{
+    if (!exe->plan || !exe->plan->scaled || !exe->host_rec)
+        return;
+    for (uint32_t k = 0; k < exe->prog->n_phases; k++) {
+        const cux_phase_rec *r = &exe->host_rec[k];
+        if (r->steps)
+            cux_log(r->overflows ? XPB_LOG_WARN : XPB_LOG_INFO,
+                    "fp16 loss scaling, phase %u: %u of %u steps overflowed and skipped their "
+                    "update; final scale %g",
+                    k, r->overflows, r->steps, (double)r->scale);
+    }
+}
+
 void cux_destroy(xpb_executable *exe)
 {
     if (!exe)
         return;
+    log_scaler(exe);
     /* what is still running must finish before its memory goes (collectives: within the
      * limit, else the NCCL communicator is aborted, which ends them) */
     cux_released(cudaSetDevice(exe->be->device), "destroy: cudaSetDevice");

@@ -5,7 +5,11 @@
  * synchronize() reads data-dependent errors without another round trip. */
 #include <stdio.h>
 
-#include "glue/cux.h"
+#include "abi/exec.h"
+#include "glue/conv.h"
+#include "glue/matmul.h"
+#include "glue/nccl.h"
+#include "glue/status.h"
 
 xpb_status cux_enqueue(xpb_executable *exe, cux_run_step *rs)
 {

@@ -11,11 +11,24 @@
 
 #include <xpubench/xpubench.h>
 
-#include "glue/cux.h"
+#include "abi/compile.h"
+#include "abi/run.h"
+#include "glue/backend.h"
+#include "glue/device.h"
+#include "glue/energy.h"
+#include "glue/log.h"
+#include "glue/status.h"
+#include "glue/transfer.h"
 #include "plan/reason.h"
 
 /* The host's services (XPB_DEFINE_PLUGIN, at the end of this file, defines it). */
 static inline const xpb_host_services *xpb_plugin_host(void);
+
+/* Hands the host's services to the log (glue/log.c) before a call that may log. */
+static void attach_log(void)
+{
+    cux_log_attach(xpb_plugin_host());
+}
 
 /* Message of the last failed open / device_count / describe_device (last_error(NULL)). */
 static char open_err[CUX_ERR_SIZE];
@@ -33,23 +46,11 @@ static xpb_status set_open_err(xpb_status st, const char *fmt, ...)
     return st;
 }
 
-void cux_log(xpb_log_level level, const char *fmt, ...)
-{
-    const xpb_host_services *host = xpb_plugin_host();
-    if (!host || !XPB_HAS_MEMBER(host, xpb_host_services, log) || !host->log)
-        return;
-    char msg[CUX_ERR_SIZE];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    host->log(host->ctx, level, "cuda", msg);
-}
-
 /* ---- devices ---- */
 
 static xpb_status cux_api_device_count(uint32_t *count)
 {
+    attach_log();
     if (!count)
         return set_open_err(XPB_INVALID_ARGUMENT, "device_count: count is NULL");
     char reason[768];
@@ -62,6 +63,7 @@ static xpb_status cux_api_device_count(uint32_t *count)
 
 static xpb_status cux_api_describe_device(uint32_t index, xpb_device_info *out)
 {
+    attach_log();
     if (!out || out->struct_size < sizeof(size_t))
         return set_open_err(XPB_INVALID_ARGUMENT, "describe_device: out is NULL or its "
                                                   "struct_size is 0");
@@ -74,68 +76,17 @@ static xpb_status cux_api_describe_device(uint32_t index, xpb_device_info *out)
 
 /* ---- open / close ---- */
 
-/* Releases the streams, handles and NVML of the backend (not the backend itself). */
-static void release_device(xpb_backend *be)
-{
-    if (be->stream || be->cudnn || be->lt)
-        cux_released(cudaSetDevice(be->device), "close: cudaSetDevice");
-    cux_nvml_close(be->nvml);
-    be->nvml = NULL;
-    if (be->lt)
-        cux_released_lt(cublasLtDestroy(be->lt), "close: cublasLtDestroy");
-    if (be->cudnn)
-        cux_released_dnn(cudnnDestroy(be->cudnn), "close: cudnnDestroy");
-    if (be->copy_stream)
-        cux_released(cudaStreamDestroy(be->copy_stream), "close: cudaStreamDestroy");
-    if (be->stream)
-        cux_released(cudaStreamDestroy(be->stream), "close: cudaStreamDestroy");
-    be->lt = NULL;
-    be->cudnn = NULL;
-    be->copy_stream = be->stream = NULL;
-}
-
 static void cux_api_close(xpb_backend *be)
 {
     if (!be)
         return;
-    release_device(be);
+    cux_backend_release(be);
     free(be);
-}
-
-/* The context (the primary one), streams, handles and NVML of device be->device; message in
- * err (CUX_ERR_SIZE bytes). */
-static xpb_status acquire_device(xpb_backend *be, char *err)
-{
-    xpb_status st;
-    cudaError_t e = cudaSetDevice(be->device);
-    if (e != cudaSuccess)
-        return cux_cuda_error(err, NULL, CUX_NONE, e, "open: cudaSetDevice");
-    if ((st = cux_read_properties(be)) != XPB_OK) {
-        snprintf(err, CUX_ERR_SIZE, "%s", be->err);
-        return st;
-    }
-    cux_target t = {be->cc_major, be->cc_minor};
-    if (!cux_target_precisions(&t))
-        return cux_error_msg(err, XPB_NO_DEVICE, "device %d is %s (sm_%d%d): %s", be->device,
-                             be->name, be->cc_major, be->cc_minor,
-                             cux_target_refusal(&t, XPB_PRECISION_FP32));
-    if ((e = cudaStreamCreateWithFlags(&be->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-        (e = cudaStreamCreateWithFlags(&be->copy_stream, cudaStreamNonBlocking)) != cudaSuccess)
-        return cux_cuda_error(err, NULL, CUX_NONE, e, "open: cudaStreamCreate");
-    cudnnStatus_t s = cudnnCreate(&be->cudnn);
-    if (s == CUDNN_STATUS_SUCCESS)
-        s = cudnnSetStream(be->cudnn, be->stream);
-    if (s != CUDNN_STATUS_SUCCESS)
-        return cux_cudnn_error(err, NULL, CUX_NONE, s, "open: cudnnCreate");
-    cublasStatus_t b = cublasLtCreate(&be->lt);
-    if (b != CUBLAS_STATUS_SUCCESS)
-        return cux_cublas_error(err, NULL, CUX_NONE, b, "open: cublasLtCreate");
-    be->nvml = cux_nvml_open(be->device); /* NULL: energy not measured */
-    return XPB_OK;
 }
 
 static xpb_status cux_api_open(xpb_backend **out, uint32_t device_index)
 {
+    attach_log();
     if (!out)
         return set_open_err(XPB_INVALID_ARGUMENT, "open: out is NULL");
     *out = NULL;
@@ -151,7 +102,7 @@ static xpb_status cux_api_open(xpb_backend **out, uint32_t device_index)
     if (!be)
         return set_open_err(XPB_OUT_OF_MEMORY, "open: out of memory");
     be->device = (int)device_index;
-    xpb_status st = acquire_device(be, open_err);
+    xpb_status st = cux_backend_acquire(be, open_err);
     if (st != XPB_OK) {
         cux_api_close(be);
         return st;
@@ -159,25 +110,6 @@ static xpb_status cux_api_open(xpb_backend **out, uint32_t device_index)
     open_err[0] = '\0';
     *out = be;
     return XPB_OK;
-}
-
-xpb_status cux_backend_move(xpb_backend *be, int device)
-{
-    if (device == be->device)
-        return XPB_OK;
-    if (be->live_exes)
-        return cux_error_msg(be->err, XPB_INVALID_ARGUMENT,
-                             "compile: this data-parallel rank must run on device %d, but the "
-                             "backend was opened on device %d and already holds %u executables "
-                             "there: open it on device %d",
-                             device, be->device, be->live_exes, device);
-    release_device(be);
-    be->device = device;
-    char err[CUX_ERR_SIZE];
-    xpb_status st = acquire_device(be, err);
-    if (st != XPB_OK)
-        snprintf(be->err, sizeof be->err, "%s", err);
-    return st;
 }
 
 /* The backend's message (valid until its next call), or the last failed open's. Never NULL. */
@@ -245,6 +177,7 @@ static xpb_status cux_api_compile(xpb_executable **out, xpb_backend *be, const x
 {
     if (!be)
         return XPB_INVALID_ARGUMENT;
+    attach_log();
     if (!out || !prog)
         return cux_error_msg(be->err, XPB_INVALID_ARGUMENT, "compile: out or program is NULL");
     *out = NULL;
@@ -254,25 +187,10 @@ static xpb_status cux_api_compile(xpb_executable **out, xpb_backend *be, const x
     return cux_compile(out, be, prog, opts);
 }
 
-/* Logs what the fp16 loss scaler did, then frees everything the executable holds. */
+/* Frees everything the executable holds (abi/compile.c; logs what the fp16 loss scaler did). */
 static void cux_api_destroy(xpb_executable *exe)
 {
-    if (!exe)
-        return;
-    const xpb_host_services *host = xpb_plugin_host();
-    if (host && XPB_HAS_MEMBER(host, xpb_host_services, log) && host->log && exe->plan &&
-        exe->plan->scaled && exe->host_rec)
-        for (uint32_t k = 0; k < exe->prog->n_phases; k++) {
-            const cux_phase_rec *r = &exe->host_rec[k];
-            if (!r->steps)
-                continue;
-            char msg[256];
-            snprintf(msg, sizeof msg,
-                     "fp16 loss scaling, phase %u: %u of %u steps overflowed and skipped their "
-                     "update; final scale %g",
-                     k, r->overflows, r->steps, (double)r->scale);
-            host->log(host->ctx, r->overflows ? XPB_LOG_WARN : XPB_LOG_INFO, "cuda", msg);
-        }
+    attach_log();
     cux_destroy(exe);
 }
 

@@ -6,7 +6,10 @@
  * between events instead, and synchronize() adds their times to their ops. */
 #include <stdio.h>
 
-#include "glue/cux.h"
+#include "abi/exec.h"
+#include "abi/run.h"
+#include "glue/nccl.h"
+#include "glue/status.h"
 
 xpb_status cux_run(xpb_executable *exe, uint32_t phase)
 {

@@ -23,7 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glue/cux.h"
+#include "glue/arena.h"
+#include "glue/conv.h"
+#include "glue/status.h"
+#include "glue/tuning.h"
+#include "plan/plan_error.h"
 #include "plan/tune_cache.h"
 
 #define CUX_MAX_CANDIDATES 8

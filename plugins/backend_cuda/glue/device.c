@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "glue/cux.h"
+#include "glue/device.h"
+#include "glue/energy.h"
+#include "glue/nccl.h"
+#include "glue/status.h"
 #include "plan/peak.h"
 #include "plan/reason.h"
+#include "plan/target.h"
 
 /* reason.h restates these so that it needs no CUDA header. */
 _Static_assert(CUX_CUDA_STUB_LIBRARY == (int)cudaErrorStubLibrary, "cudaErrorStubLibrary");

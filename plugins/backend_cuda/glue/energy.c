@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "glue/cux.h"
+#include "glue/energy.h"
 
 typedef int nvml_return;           /* nvmlReturn_t: 0 = NVML_SUCCESS */
 typedef struct nvml_dev *nvml_dev; /* nvmlDevice_t */

@@ -15,7 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "glue/cux.h"
+#include "glue/arena.h"
+#include "glue/matmul.h"
+#include "glue/status.h"
+#include "glue/tuning.h"
+#include "plan/plan_error.h"
 #include "plan/tune_cache.h"
 
 #define CUX_MM_ALGOS 8

@@ -25,8 +25,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "glue/arena.h"
+#include "glue/log.h"
+#include "glue/nccl.h"
+#include "glue/status.h"
 #include "plan/coll.h"
-#include "glue/cux.h"
+#include "plan/plan_error.h"
 
 #ifdef XPB_CUDA_HAVE_NCCL
 #include <nccl.h>

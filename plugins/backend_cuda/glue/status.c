@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "glue/cux.h"
+#include "glue/log.h"
+#include "glue/status.h"
+#include "plan/plan_error.h"
 
 xpb_status cux_error_msg(char *err, xpb_status st, const char *fmt, ...)
 {

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glue/cux.h"
+#include "glue/arena.h"
+#include "glue/status.h"
+#include "glue/transfer.h"
 
 static xpb_status check_transfer(xpb_executable *exe, const char *what, uint32_t tensor,
                                  const void *data, size_t bytes, uint32_t flag)

@@ -11,7 +11,7 @@
 
 #include <xpubench/program.h> /* xpb_op_attrs */
 
-#include "plan/plan.h" /* CUX_K_*, CUX_F32 ..., cux_phase_rec, CUX_STEP_* */
+#include "kernels/kinds.h" /* CUX_K_*, CUX_F32 ..., cux_phase_rec, CUX_STEP_* */
 
 #ifdef __cplusplus
 extern "C" {

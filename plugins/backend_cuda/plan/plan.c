@@ -4,18 +4,12 @@
 #include <string.h>
 
 #include "plan/plan.h"
-
-const char *cux_kernel_name(int kernel)
-{
-    switch (kernel) {
-#define CUX_K_NAME_(name, text)                                                                    \
-    case CUX_K_##name:                                                                             \
-        return text;
-        CUX_KERNEL_MAP(CUX_K_NAME_)
-#undef CUX_K_NAME_
-    }
-    return "?";
-}
+#include "plan/plan_check.h"
+#include "plan/plan_error.h"
+#include "plan/plan_fusion.h"
+#include "plan/plan_lower.h"
+#include "plan/plan_memory.h"
+#include "plan/plan_tensor.h"
 
 void cux_plan_free(cux_plan *plan)
 {

@@ -4,74 +4,14 @@
  * refuse by name an op or attribute of a later op set); and what this backend adds: phases in
  * program order, what cuDNN cannot express, and what its ALL_REDUCE (op set 2, NCCL) takes:
  * fp32 tensors stored in fp32, and, over more than one rank, a build that has NCCL. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <xpubench/shapes.h>
 
-#include "plan/plan.h"
-
-xpb_status cux_fail(cux_plan *plan, xpb_status st, const char *fmt, ...)
-{
-    int n = snprintf(plan->err, CUX_ERR_SIZE, "cuda: ");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(plan->err + n, CUX_ERR_SIZE - (size_t)n, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-void cux_op_label(const xpb_program *prog, uint32_t op, char *buf, size_t size)
-{
-    if (op >= prog->n_ops) {
-        snprintf(buf, size, "(no op)");
-        return;
-    }
-    const xpb_op *o = xpb_program_op(prog, op);
-    snprintf(buf, size, "op %u %s (layer %s)", op, xpb_op_kind_name(prog, o),
-             o->layer && o->layer[0] ? o->layer : "(none)");
-}
-
-/* ---- the device's precision policies ---- */
-
-static int cc_at_least(const cux_target *t, int major, int minor)
-{
-    return t->cc_major > major || (t->cc_major == major && t->cc_minor >= minor);
-}
-
-uint32_t cux_target_precisions(const cux_target *target)
-{
-    uint32_t bits = 0;
-    for (uint32_t p = XPB_PRECISION_FP32; p <= XPB_PRECISION_FP16_MIXED; p++)
-        if (!cux_target_refusal(target, p))
-            bits |= XPB_PRECISION_BIT(p);
-    return bits;
-}
-
-const char *cux_target_refusal(const cux_target *target, uint32_t precision)
-{
-    if (!cc_at_least(target, 7, 5))
-        return "the cuda backend needs compute capability 7.5 (Turing) or newer: CUDA 13 and "
-               "this build have no code for older GPUs";
-    switch (precision) {
-    case XPB_PRECISION_FP32:
-    case XPB_PRECISION_FP16_MIXED: /* fp16 tensor cores since Volta */
-        return NULL;
-    case XPB_PRECISION_TF32:
-        return cc_at_least(target, 8, 0)
-                   ? NULL
-                   : "tf32 needs TF32 tensor cores (compute capability 8.0, Ampere, or newer); "
-                     "before sm_80 a tf32 run would be an fp32 run under another name";
-    case XPB_PRECISION_BF16_MIXED:
-        return cc_at_least(target, 8, 0)
-                   ? NULL
-                   : "bf16-mixed needs bf16 tensor cores (compute capability 8.0, Ampere, or "
-                     "newer); cuDNN has no bf16 convolutions before sm_80";
-    default:
-        return "unknown precision policy (fp32 1, tf32 2, bf16-mixed 3, fp16-mixed 4)";
-    }
-}
+#include "plan/plan_check.h"
+#include "plan/plan_error.h"
+#include "plan/target.h"
 
 static const char *policy_name(uint32_t p)
 {

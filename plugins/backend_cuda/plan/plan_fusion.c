@@ -20,49 +20,23 @@
  * the host cannot see it; every op of a chain belongs to the same phase. In training the
  * backward ops read an activation's output, never its input, so convolution + activation fuses
  * there too. */
-#include "plan/plan.h"
-
-/* Tensor `id` / op `i` of the plan's program: owned by the program (borrowed by the plan). */
-static const xpb_tensor_desc *T(const cux_plan *plan, uint32_t id)
-{
-    return xpb_program_tensor(plan->prog, id);
-}
-
-static const xpb_op *OP(const cux_plan *plan, uint32_t i)
-{
-    return xpb_program_op(plan->prog, i);
-}
+#include "plan/plan_fusion.h"
+#include "plan/plan_tensor.h"
 
 /* The only op reading tensor `tid` (searching after op `after`) when the host cannot see the
  * tensor, else CUX_NONE. */
 static uint32_t sole_reader(const cux_plan *plan, uint32_t tid, uint32_t after)
 {
-    if (tid == XPB_NO_TENSOR || plan->n_readers[tid] != 1 || cux_host_visible(T(plan, tid)))
+    if (tid == XPB_NO_TENSOR || plan->n_readers[tid] != 1 ||
+        cux_host_visible(cux_tensor(plan, tid)))
         return CUX_NONE;
     for (uint32_t j = after + 1; j < plan->prog->n_ops; j++) {
-        const xpb_op *op = OP(plan, j);
+        const xpb_op *op = cux_op(plan, j);
         for (uint32_t k = 0; k < op->n_inputs; k++)
             if (op->inputs[k] == tid)
                 return j;
     }
     return CUX_NONE;
-}
-
-static int act_of(uint32_t kind)
-{
-    switch (kind) {
-    case XPB_OP_RELU:
-    case XPB_OP_RELU_BWD:
-        return CUX_ACT_RELU;
-    case XPB_OP_LEAKY_RELU:
-    case XPB_OP_LEAKY_RELU_BWD:
-        return CUX_ACT_LEAKY;
-    case XPB_OP_TANH:
-    case XPB_OP_TANH_BWD:
-        return CUX_ACT_TANH;
-    default:
-        return CUX_ACT_NONE;
-    }
 }
 
 static int is_act_bwd(uint32_t kind)
@@ -74,7 +48,7 @@ static int is_act_bwd(uint32_t kind)
 static uint32_t writer_of(const cux_plan *plan, uint32_t tid)
 {
     for (uint32_t j = 0; j < plan->prog->n_ops; j++) {
-        const xpb_op *op = OP(plan, j);
+        const xpb_op *op = cux_op(plan, j);
         for (uint32_t k = 0; k < op->n_outputs; k++)
             if (op->outputs[k] == tid)
                 return j;
@@ -94,7 +68,7 @@ static int fold_ok(const cux_plan *plan, const xpb_op *conv, const xpb_op *bn)
     for (int k = 0; k < 6; k++) {
         if (ids[k] == CUX_NONE)
             continue;
-        const xpb_tensor_desc *t = T(plan, ids[k]);
+        const xpb_tensor_desc *t = cux_tensor(plan, ids[k]);
         if (plan->n_readers[ids[k]] != 1 || t->dtype != XPB_DTYPE_F32 ||
             !(t->flags & XPB_TENSOR_PERSISTENT))
             return 0;
@@ -109,8 +83,9 @@ static uint32_t take_act(cux_plan *plan, uint32_t i, uint32_t cur)
     uint32_t j = sole_reader(plan, cur, i);
     if (j == CUX_NONE || plan->op_phase[j] != plan->op_phase[i])
         return cur;
-    const xpb_op *act = OP(plan, j);
-    if (act_of(act->kind) == CUX_ACT_NONE || is_act_bwd(act->kind) || act->inputs[0] != cur)
+    const xpb_op *act = cux_op(plan, j);
+    if (cux_act_of_kind(act->kind) == CUX_ACT_NONE || is_act_bwd(act->kind) ||
+        act->inputs[0] != cur)
         return cur;
     plan->fuse[j].into = i;
     plan->fuse[i].act_op = j;
@@ -120,12 +95,12 @@ static uint32_t take_act(cux_plan *plan, uint32_t i, uint32_t cur)
 /* Convolution chains: [BATCHNORM_INFER folded] -> [ADD] -> [activation]. */
 static void plan_conv(cux_plan *plan, uint32_t i)
 {
-    const xpb_op *op = OP(plan, i);
+    const xpb_op *op = cux_op(plan, i);
     cux_fuse *f = &plan->fuse[i];
     uint32_t cur = op->outputs[0], j;
     if (op->kind == XPB_OP_CONV2D) {
         j = sole_reader(plan, cur, i);
-        const xpb_op *bn = j != CUX_NONE ? OP(plan, j) : NULL;
+        const xpb_op *bn = j != CUX_NONE ? cux_op(plan, j) : NULL;
         if (bn && plan->op_phase[j] == plan->op_phase[i] && bn->kind == XPB_OP_BATCHNORM_INFER &&
             bn->inputs[0] == cur && fold_ok(plan, op, bn)) {
             plan->fuse[j].into = i;
@@ -134,7 +109,7 @@ static void plan_conv(cux_plan *plan, uint32_t i)
         }
     }
     j = sole_reader(plan, cur, i);
-    const xpb_op *add = j != CUX_NONE ? OP(plan, j) : NULL;
+    const xpb_op *add = j != CUX_NONE ? cux_op(plan, j) : NULL;
     if (add && plan->op_phase[j] == plan->op_phase[i] && add->kind == XPB_OP_ADD &&
         add->inputs[0] != add->inputs[1]) {
         uint32_t other = add->inputs[0] == cur ? add->inputs[1] : add->inputs[0];
@@ -155,23 +130,24 @@ static void plan_conv(cux_plan *plan, uint32_t i)
 static void plan_norm_bwd(cux_plan *plan, uint32_t i)
 {
     const xpb_program *p = plan->prog;
-    const xpb_op *norm = OP(plan, i);
+    const xpb_op *norm = cux_op(plan, i);
     uint32_t a = plan->fuse[i].act_op;
-    uint32_t y = OP(plan, a)->outputs[0], rb = CUX_NONE;
+    uint32_t y = cux_op(plan, a)->outputs[0], rb = CUX_NONE;
     for (uint32_t j = a + 1; j < p->n_ops && rb == CUX_NONE; j++) {
-        const xpb_op *o = OP(plan, j);
-        if (is_act_bwd(o->kind) && act_of(o->kind) == act_of(OP(plan, a)->kind) &&
-            o->n_inputs > 1 && o->inputs[1] == y)
+        const xpb_op *o = cux_op(plan, j);
+        if (is_act_bwd(o->kind) &&
+            cux_act_of_kind(o->kind) == cux_act_of_kind(cux_op(plan, a)->kind) && o->n_inputs > 1 &&
+            o->inputs[1] == y)
             rb = j;
     }
     if (rb == CUX_NONE)
         return;
-    const xpb_op *rbw = OP(plan, rb);
+    const xpb_op *rbw = cux_op(plan, rb);
     uint32_t bb = sole_reader(plan, rbw->outputs[0], rb);
     if (bb == CUX_NONE || plan->op_phase[bb] != plan->op_phase[rb] ||
         plan->fuse[bb].into != CUX_NONE)
         return;
-    const xpb_op *bwd = OP(plan, bb);
+    const xpb_op *bwd = cux_op(plan, bb);
     int match;
     if (norm->kind == XPB_OP_BATCHNORM_TRAIN)
         match = bwd->kind == XPB_OP_BATCHNORM_BWD && bwd->inputs[1] == norm->inputs[0];
@@ -189,7 +165,7 @@ xpb_status cux_plan_fusion(cux_plan *plan)
     if (!plan->opt.fusion || plan->opt.keep_all)
         return XPB_OK;
     for (uint32_t i = 0; i < p->n_ops; i++) {
-        const xpb_op *op = OP(plan, i);
+        const xpb_op *op = cux_op(plan, i);
         cux_fuse *f = &plan->fuse[i];
         if (f->into != CUX_NONE || op->n_outputs < 1 || op->outputs[0] == XPB_NO_TENSOR ||
             plan->op_phase[i] == CUX_NONE)

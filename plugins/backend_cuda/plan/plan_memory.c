@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/plan.h"
+#include "plan/plan_error.h"
+#include "plan/plan_memory.h"
 
 static uint64_t align_up(uint64_t v)
 {

@@ -21,7 +21,8 @@
  * updates the master, so no step converts weights. */
 #include <stdlib.h>
 
-#include "plan/plan.h"
+#include "plan/plan_error.h"
+#include "plan/plan_tensor.h"
 
 int cux_host_visible(const xpb_tensor_desc *t)
 {

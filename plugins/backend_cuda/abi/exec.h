@@ -1,0 +1,19 @@
+/* Enqueueing steps and capturing phases (exec.c). */
+#ifndef XPB_CUX_EXEC_H
+#define XPB_CUX_EXEC_H
+
+#include <stdint.h>
+
+#include "glue/exe.h"
+
+/* Enqueues step `rs` on the backend's stream. */
+xpb_status cux_enqueue(xpb_executable *exe, cux_run_step *rs);
+/* Enqueues every step of phase `phase` (and, profiling, the events around them). */
+xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_events);
+/* Captures phase `phase` into exe->graphs / graph_exec (the steps, then the copy of the
+ * phase's record to the host). */
+xpb_status cux_capture_phase(xpb_executable *exe, uint32_t phase);
+/* Runs the prep steps (batch-norm folding) now. */
+xpb_status cux_run_prep(xpb_executable *exe);
+
+#endif
