@@ -1,4 +1,4 @@
-/* The cuda backend's planner (plugins/backend_cuda/plan*.c), which runs without a GPU:
+/* The cuda backend's planner (plugins/backend_cuda/plan/), which runs without a GPU:
  * - every model's training and inference program (the host's model program API, as
  *   tests/test_models.c builds them), under every precision policy, fused, unfused and with
  *   keep_all: every op is done by a step or fused into one; engines get operands in the type

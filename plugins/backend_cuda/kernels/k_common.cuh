@@ -16,6 +16,18 @@
 
 #define CUX_THREADS 256
 
+// The one launch syntax of the own kernels: XPB_LAUNCH(k_relu, grid, CUX_THREADS, 0, s)(args...).
+// Under nvcc it is CUDA's k<<<grid, block, smem, stream>>>; built for the host against the CPU
+// stand-in of the test suite (tests/cuda_standin, XPB_CUDA_STANDIN), it is the stand-in's
+// launcher, which runs every block with the same grid, block and dynamic shared memory. Nothing
+// else in the kernels changes for the stand-in.
+#if defined(XPB_CUDA_STANDIN)
+#include "xpbsi/launch.hpp"
+#define XPB_LAUNCH(k, grid, block, smem, stream) xpbsi::launch(k, grid, block, smem, stream)
+#else
+#define XPB_LAUNCH(k, grid, block, smem, stream) k<<<grid, block, smem, stream>>>
+#endif
+
 __device__ __forceinline__ float cux_ld(const cux_tview &v, int64_t i)
 {
     switch (v.type) {

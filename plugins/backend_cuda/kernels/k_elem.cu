@@ -107,29 +107,31 @@ cudaError_t cux_launch_elem(const cux_kparams &kp, cudaStream_t s)
     unsigned g = cux_blocks(cux_numel(out), kp.sm_count);
     switch (kp.kernel) {
     case CUX_K_CONVERT:
-        k_convert<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out);
+        XPB_LAUNCH(k_convert, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out);
         break;
     case CUX_K_FILL:
-        k_fill<<<g, CUX_THREADS, 0, s>>>(out, kp.attrs.value);
+        XPB_LAUNCH(k_fill, g, CUX_THREADS, 0, s)(out, kp.attrs.value);
         break;
     case CUX_K_ADD:
-        k_add<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], t[CUX_T_IN + 1], out);
+        XPB_LAUNCH(k_add, g, CUX_THREADS, 0, s)(t[CUX_T_IN], t[CUX_T_IN + 1], out);
         break;
     case CUX_K_ACT:
-        k_act<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, kp.act, kp.alpha);
+        XPB_LAUNCH(k_act, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out, kp.act, kp.alpha);
         break;
     case CUX_K_ACT_BWD:
-        k_act_bwd<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.act, kp.alpha);
+        XPB_LAUNCH(k_act_bwd, g, CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.act, kp.alpha);
         break;
     case CUX_K_EPILOGUE:
-        k_epilogue<<<g, CUX_THREADS, 0, s>>>(out, t[CUX_T_BIAS], t[CUX_T_RESID], kp.act, kp.alpha);
+        XPB_LAUNCH(k_epilogue, g, CUX_THREADS, 0, s)
+        (out, t[CUX_T_BIAS], t[CUX_T_RESID], kp.act, kp.alpha);
         break;
     case CUX_K_DROPOUT:
-        k_dropout<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, t[CUX_T_OUT + 1], kp.attrs.seed,
-                                            kp.attrs.dropout_p, kp.counters);
+        XPB_LAUNCH(k_dropout, g, CUX_THREADS, 0, s)
+        (t[CUX_T_IN], out, t[CUX_T_OUT + 1], kp.attrs.seed, kp.attrs.dropout_p, kp.counters);
         break;
     case CUX_K_DROPOUT_BWD:
-        k_dropout_bwd<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], t[CUX_T_IN + 1], out);
+        XPB_LAUNCH(k_dropout_bwd, g, CUX_THREADS, 0, s)(t[CUX_T_IN], t[CUX_T_IN + 1], out);
         break;
     default:
         return cudaErrorInvalidValue;

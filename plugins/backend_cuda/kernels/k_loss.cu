@@ -122,31 +122,31 @@ cudaError_t cux_launch_loss(const cux_kparams &kp, cudaStream_t s)
     case CUX_K_XENT: {
         int64_t rows = t[CUX_T_IN].n;
         unsigned blocks = static_cast<unsigned>((rows + CUX_THREADS / 32 - 1) / (CUX_THREADS / 32));
-        k_xent_rows<<<blocks, CUX_THREADS, 0, s>>>(t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_OUT + 1],
-                                                   part, kp.rec, kp.op);
-        k_finish_mean<<<1, CUX_THREADS, 0, s>>>(part, rows, static_cast<double>(rows), out);
+        XPB_LAUNCH(k_xent_rows, blocks, CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_OUT + 1], part, kp.rec, kp.op);
+        XPB_LAUNCH(k_finish_mean, 1, CUX_THREADS, 0, s)(part, rows, static_cast<double>(rows), out);
         break;
     }
     case CUX_K_XENT_BWD:
-        k_xent_bwd<<<cux_blocks(cux_numel(out), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs.scale, kp.flags, kp.rec, kp.op);
+        XPB_LAUNCH(k_xent_bwd, cux_blocks(cux_numel(out), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs.scale, kp.flags, kp.rec, kp.op);
         break;
     case CUX_K_MSE:
     case CUX_K_L1: {
         int64_t n = cux_numel(t[CUX_T_IN]);
         unsigned blocks = static_cast<unsigned>(cux_sum_blocks(n));
-        k_diff_partials<<<blocks, CUX_THREADS, 0, s>>>(t[CUX_T_IN], t[CUX_T_IN + 1], part,
-                                                       kp.kernel == CUX_K_MSE);
-        k_finish_mean<<<1, CUX_THREADS, 0, s>>>(part, blocks, static_cast<double>(n), out);
+        XPB_LAUNCH(k_diff_partials, blocks, CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], part, kp.kernel == CUX_K_MSE);
+        XPB_LAUNCH(k_finish_mean, 1, CUX_THREADS, 0, s)(part, blocks, static_cast<double>(n), out);
         break;
     }
     case CUX_K_MSE_BWD:
-        k_mse_bwd<<<cux_blocks(cux_numel(out), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs.scale, kp.flags, kp.rec);
+        XPB_LAUNCH(k_mse_bwd, cux_blocks(cux_numel(out), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs.scale, kp.flags, kp.rec);
         break;
     case CUX_K_L1_BWD:
-        k_l1_bwd<<<cux_blocks(cux_numel(out), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs.scale, kp.flags, kp.rec);
+        XPB_LAUNCH(k_l1_bwd, cux_blocks(cux_numel(out), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs.scale, kp.flags, kp.rec);
         break;
     default:
         return cudaErrorInvalidValue;

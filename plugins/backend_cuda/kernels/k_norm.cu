@@ -300,11 +300,11 @@ void launch_partials(const red &r, cudaStream_t s)
     if (r.nhwc) {
         dim3 grid(static_cast<unsigned>((r.C + 31) / 32), static_cast<unsigned>(r.chunks),
                   static_cast<unsigned>(r.N));
-        k_partials_nhwc<<<grid, CUX_THREADS, 0, s>>>(r);
+        XPB_LAUNCH(k_partials_nhwc, grid, CUX_THREADS, 0, s)(r);
     } else {
         dim3 grid(static_cast<unsigned>(r.C), static_cast<unsigned>(r.chunks),
                   static_cast<unsigned>(r.N));
-        k_partials_nchw<<<grid, CUX_THREADS, 0, s>>>(r);
+        XPB_LAUNCH(k_partials_nchw, grid, CUX_THREADS, 0, s)(r);
     }
 }
 
@@ -325,16 +325,18 @@ cudaError_t cux_launch_norm(const cux_kparams &kp, cudaStream_t s)
         int per_image = kp.kernel == CUX_K_IN_FWD;
         red r = make_red(kp, t[CUX_T_IN], RED_STATS, per_image);
         launch_partials(r, s);
-        k_stats_finalize<<<groups_blocks(r), CUX_THREADS, 0, s>>>(r, kp);
-        k_norm_apply<<<cux_blocks(cux_numel(t[CUX_T_OUT]), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_OUT], r.coeff, per_image, kp.act, kp.alpha);
+        XPB_LAUNCH(k_stats_finalize, groups_blocks(r), CUX_THREADS, 0, s)(r, kp);
+        XPB_LAUNCH(k_norm_apply, cux_blocks(cux_numel(t[CUX_T_OUT]), kp.sm_count), CUX_THREADS, 0,
+                   s)
+        (t[CUX_T_IN], t[CUX_T_OUT], r.coeff, per_image, kp.act, kp.alpha);
         break;
     }
     case CUX_K_BN_INFER: {
         red r = make_red(kp, t[CUX_T_IN], RED_SUM, 0);
-        k_infer_coeffs<<<groups_blocks(r), CUX_THREADS, 0, s>>>(kp, r.coeff, r.C);
-        k_norm_apply<<<cux_blocks(cux_numel(t[CUX_T_OUT]), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_OUT], r.coeff, 0, kp.act, kp.alpha);
+        XPB_LAUNCH(k_infer_coeffs, groups_blocks(r), CUX_THREADS, 0, s)(kp, r.coeff, r.C);
+        XPB_LAUNCH(k_norm_apply, cux_blocks(cux_numel(t[CUX_T_OUT]), kp.sm_count), CUX_THREADS, 0,
+                   s)
+        (t[CUX_T_IN], t[CUX_T_OUT], r.coeff, 0, kp.act, kp.alpha);
         break;
     }
     case CUX_K_BN_BWD:
@@ -345,22 +347,23 @@ cudaError_t cux_launch_norm(const cux_kparams &kp, cudaStream_t s)
         r.mask = t[CUX_T_MASK];
         r.mean = t[CUX_T_IN + (per_image ? 2 : 3)];
         launch_partials(r, s);
-        k_bwd_finalize<<<groups_blocks(r), CUX_THREADS, 0, s>>>(r, kp);
+        XPB_LAUNCH(k_bwd_finalize, groups_blocks(r), CUX_THREADS, 0, s)(r, kp);
         if (t[CUX_T_OUT].p)
-            k_norm_bwd_apply<<<cux_blocks(cux_numel(t[CUX_T_OUT]), kp.sm_count), CUX_THREADS, 0,
-                               s>>>(t[CUX_T_IN], t[CUX_T_MASK], t[CUX_T_IN + 1], t[CUX_T_OUT],
-                                    r.coeff, per_image, kp.act, kp.alpha);
+            XPB_LAUNCH(k_norm_bwd_apply, cux_blocks(cux_numel(t[CUX_T_OUT]), kp.sm_count),
+                       CUX_THREADS, 0, s)
+            (t[CUX_T_IN], t[CUX_T_MASK], t[CUX_T_IN + 1], t[CUX_T_OUT], r.coeff, per_image, kp.act,
+             kp.alpha);
         break;
     }
     case CUX_K_BIAS_GRAD: {
         red r = make_red(kp, t[CUX_T_IN], RED_SUM, 0);
         launch_partials(r, s);
-        k_bias_finalize<<<groups_blocks(r), CUX_THREADS, 0, s>>>(r, t[CUX_T_OUT]);
+        XPB_LAUNCH(k_bias_finalize, groups_blocks(r), CUX_THREADS, 0, s)(r, t[CUX_T_OUT]);
         break;
     }
     case CUX_K_BN_FOLD: {
         int64_t total = cux_numel(t[CUX_T_OUT]) + t[CUX_T_OUT].n;
-        k_bn_fold<<<cux_blocks(total, kp.sm_count), CUX_THREADS, 0, s>>>(kp);
+        XPB_LAUNCH(k_bn_fold, cux_blocks(total, kp.sm_count), CUX_THREADS, 0, s)(kp);
         break;
     }
     default:

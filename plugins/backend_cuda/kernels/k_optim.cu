@@ -112,26 +112,25 @@ cudaError_t cux_launch_optim(const cux_kparams &kp, cudaStream_t s)
     const cux_tview *t = kp.t;
     switch (kp.kernel) {
     case CUX_K_SGD:
-        k_sgd<<<cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_EXTRA], kp.attrs, kp.flags,
-            kp.rec);
+        XPB_LAUNCH(k_sgd, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
         break;
     case CUX_K_ADAM:
-        k_adam<<<cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_IN + 3], t[CUX_T_IN + 4],
-            t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
+        XPB_LAUNCH(k_adam, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_IN + 3], t[CUX_T_IN + 4],
+         t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
         if (cudaPeekAtLastError() == cudaSuccess)
-            k_adam_step<<<1, 1, 0, s>>>(t[CUX_T_IN + 4], kp.flags, kp.rec);
+            XPB_LAUNCH(k_adam_step, 1, 1, 0, s)(t[CUX_T_IN + 4], kp.flags, kp.rec);
         break;
     case CUX_K_UNSCALE:
-        k_unscale<<<cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], kp.rec);
+        XPB_LAUNCH(k_unscale, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], kp.rec);
         break;
     case CUX_K_PHASE_BEGIN:
-        k_phase_begin<<<1, 1, 0, s>>>(kp.rec);
+        XPB_LAUNCH(k_phase_begin, 1, 1, 0, s)(kp.rec);
         break;
     case CUX_K_PHASE_END:
-        k_phase_end<<<1, 32, 0, s>>>(kp.rec, kp.counters, kp.n_counters, kp.flags);
+        XPB_LAUNCH(k_phase_end, 1, 32, 0, s)(kp.rec, kp.counters, kp.n_counters, kp.flags);
         break;
     default:
         return cudaErrorInvalidValue;

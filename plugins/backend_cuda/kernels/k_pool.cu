@@ -180,30 +180,31 @@ cudaError_t cux_launch_pool(const cux_kparams &kp, cudaStream_t s)
     unsigned g = cux_blocks(cux_numel(out), kp.sm_count);
     switch (kp.kernel) {
     case CUX_K_MAXPOOL:
-        k_maxpool<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, t[CUX_T_OUT + 1], kp.attrs);
+        XPB_LAUNCH(k_maxpool, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out, t[CUX_T_OUT + 1], kp.attrs);
         break;
     case CUX_K_MAXPOOL_BWD:
-        k_maxpool_bwd<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs, kp.rec,
-                                                kp.op);
+        XPB_LAUNCH(k_maxpool_bwd, g, CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], out, kp.attrs, kp.rec, kp.op);
         break;
     case CUX_K_AVGPOOL:
-        k_avgpool<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, kp.attrs);
+        XPB_LAUNCH(k_avgpool, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out, kp.attrs);
         break;
     case CUX_K_AVGPOOL_BWD:
-        k_avgpool_bwd<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, kp.attrs);
+        XPB_LAUNCH(k_avgpool_bwd, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out, kp.attrs);
         break;
     case CUX_K_GAP:
-        k_gap<<<cux_blocks(t[CUX_T_IN].n * t[CUX_T_IN].c, kp.sm_count), CUX_THREADS, 0, s>>>(
-            t[CUX_T_IN], out);
+        XPB_LAUNCH(k_gap, cux_blocks(t[CUX_T_IN].n * t[CUX_T_IN].c, kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], out);
         break;
     case CUX_K_GAP_BWD:
-        k_gap_bwd<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out);
+        XPB_LAUNCH(k_gap_bwd, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out);
         break;
     case CUX_K_PAD:
-        k_pad<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, kp.attrs.pad[0], kp.attrs.pad[1]);
+        XPB_LAUNCH(k_pad, g, CUX_THREADS, 0, s)(t[CUX_T_IN], out, kp.attrs.pad[0], kp.attrs.pad[1]);
         break;
     case CUX_K_PAD_BWD:
-        k_pad_bwd<<<g, CUX_THREADS, 0, s>>>(t[CUX_T_IN], out, kp.attrs.pad[0], kp.attrs.pad[1]);
+        XPB_LAUNCH(k_pad_bwd, g, CUX_THREADS, 0, s)
+        (t[CUX_T_IN], out, kp.attrs.pad[0], kp.attrs.pad[1]);
         break;
     default:
         return cudaErrorInvalidValue;
