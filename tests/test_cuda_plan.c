@@ -223,6 +223,25 @@ static void check_plan(const cux_plan *plan, const char *what)
     }
     assert_int_equal(plan->arena_bytes, end);
     assert_true(plan->arena_bytes >= plan->peak_bytes);
+    /* lifetimes end (the stand-in poisons the bytes) exactly after the last use of every buffer
+     * that does not live throughout, and of no other */
+    uint8_t *seen = calloc(plan->n_bufs + 1u, 1);
+    assert_non_null(seen);
+    assert_int_equal(plan->end_first[0], 0);
+    for (uint32_t g = 0; g < plan->n_steps; g++) {
+        assert_true(plan->end_first[g] <= plan->end_first[g + 1]);
+        for (uint32_t k = plan->end_first[g]; k < plan->end_first[g + 1]; k++) {
+            uint32_t b = plan->end_bufs[k];
+            if (plan->bufs[b].pinned || plan->bufs[b].last != g || seen[b])
+                fail_msg("%s: buffer %u ends after step %u (pinned %d, last use %u, seen %d)", what,
+                         b, g, plan->bufs[b].pinned, plan->bufs[b].last, seen[b]);
+            seen[b] = 1;
+        }
+    }
+    for (uint32_t b = 0; b < plan->n_bufs; b++)
+        if (!plan->bufs[b].pinned && plan->bufs[b].first <= plan->bufs[b].last && !seen[b])
+            fail_msg("%s: buffer %u (last use %u) never ends", what, b, plan->bufs[b].last);
+    free(seen);
     /* every host-visible tensor (every tensor under keep_all) has storage */
     for (uint32_t t = 0; t < p->n_tensors; t++)
         if ((plan->opt.keep_all || cux_host_visible(xpb_program_tensor(p, t))) &&

@@ -235,7 +235,7 @@ static xpb_status warm_up(xpb_executable *exe)
         return st;
     for (uint32_t k = 0; k < exe->prog->n_phases; k++)
         for (uint32_t g = exe->plan->phase_begin[k]; g < exe->plan->phase_end[k]; g++) {
-            if ((st = cux_enqueue(exe, &exe->steps[g])) != XPB_OK ||
+            if ((st = cux_enqueue_step(exe, g, 0)) != XPB_OK ||
                 (st = cux_nccl_wait(exe, exe->steps[g].step->op, "compile: warm-up run")) != XPB_OK)
                 return st;
         }

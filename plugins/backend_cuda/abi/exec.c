@@ -1,8 +1,14 @@
 /* Enqueueing steps: one code path serves the warm-up, the capture of a phase into its CUDA
  * graph (NCCL collectives included), profiling (steps between events, outside graph mode) and
- * the prep steps. A phase ends
- * with the copy of its record (status, loss scaler) to pinned host memory, so that
- * synchronize() reads data-dependent errors without another round trip. */
+ * the prep steps. A phase ends with the copy of its record (status, loss scaler) to pinned host
+ * memory, so that synchronize() reads data-dependent errors without another round trip.
+ *
+ * Built against the CPU stand-in of the test suite (XPB_CUDA_STANDIN), every buffer whose
+ * lifetime ends with a step (plan->end_bufs) is poisoned right after that step: filled with
+ * 0xFF bytes, NaN in every float type, by the stand-in's xpbsi_poison when the step runs now and
+ * by a memset node when it is being captured. A memory plan that lets two live buffers share
+ * bytes, or a step that reads a buffer after its last planned use, then computes NaN instead of
+ * a plausible number. The GPU build has no such call. */
 #include <stdio.h>
 
 #include "abi/exec.h"
@@ -10,6 +16,12 @@
 #include "glue/matmul.h"
 #include "glue/nccl.h"
 #include "glue/status.h"
+
+#if defined(XPB_CUDA_STANDIN)
+/* The stand-in's poison (tests/cuda_standin): fills [device_ptr, device_ptr + bytes) with 0xFF
+ * at once (the stand-in runs stream work when it is enqueued). */
+void xpbsi_poison(void *device_ptr, size_t bytes);
+#endif
 
 xpb_status cux_enqueue(xpb_executable *exe, cux_run_step *rs)
 {
@@ -41,7 +53,37 @@ xpb_status cux_enqueue(xpb_executable *exe, cux_run_step *rs)
     return XPB_OK;
 }
 
-xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_events)
+/* Ends the lifetimes of the buffers whose last use is step `g` (stand-in builds: poisons them;
+ * with `capturing`, as memset nodes of the graph being captured). */
+static xpb_status end_lifetimes(xpb_executable *exe, uint32_t g, int capturing)
+{
+#if defined(XPB_CUDA_STANDIN)
+    const cux_plan *plan = exe->plan;
+    for (uint32_t k = plan->end_first[g]; k < plan->end_first[g + 1]; k++) {
+        const cux_buf *b = &plan->bufs[plan->end_bufs[k]];
+        void *p = exe->arena + b->offset;
+        if (capturing)
+            CUX_CUDA(exe, plan->steps[g].op,
+                     cudaMemsetAsync(p, 0xFF, (size_t)b->bytes, exe->be->stream),
+                     "poisoning the bytes of a buffer whose lifetime ended");
+        else
+            xpbsi_poison(p, (size_t)b->bytes);
+    }
+#else
+    (void)exe;
+    (void)g;
+    (void)capturing;
+#endif
+    return XPB_OK;
+}
+
+xpb_status cux_enqueue_step(xpb_executable *exe, uint32_t g, int capturing)
+{
+    xpb_status st = cux_enqueue(exe, &exe->steps[g]);
+    return st == XPB_OK ? end_lifetimes(exe, g, capturing) : st;
+}
+
+xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_events, int capturing)
 {
     const cux_plan *plan = exe->plan;
     cudaStream_t stream = exe->be->stream;
@@ -51,7 +93,7 @@ xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_event
         if (with_events)
             CUX_CUDA(exe, plan->steps[g].op, cudaEventRecord(exe->events[g], stream),
                      "profiling event");
-        if ((st = cux_enqueue(exe, &exe->steps[g])) != XPB_OK)
+        if ((st = cux_enqueue_step(exe, g, capturing)) != XPB_OK)
             return st;
     }
     if (with_events)
@@ -70,7 +112,7 @@ xpb_status cux_capture_phase(xpb_executable *exe, uint32_t phase)
     char what[96];
     snprintf(what, sizeof what, "compile: capturing phase %u into a CUDA graph", phase);
     CUX_CUDA(exe, CUX_NONE, cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), what);
-    xpb_status st = cux_enqueue_phase(exe, phase, 0);
+    xpb_status st = cux_enqueue_phase(exe, phase, 0, 1);
     cudaGraph_t graph = NULL;
     cudaError_t e = cudaStreamEndCapture(stream, &graph); /* always ends the capture */
     if (st != XPB_OK) {

@@ -8,8 +8,12 @@
 
 /* Enqueues step `rs` on the backend's stream. */
 xpb_status cux_enqueue(xpb_executable *exe, cux_run_step *rs);
-/* Enqueues every step of phase `phase` (and, profiling, the events around them). */
-xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_events);
+/* Enqueues plan step `g` (exe->steps[g]) and ends the lifetimes of the buffers it used last
+ * (`capturing`: the stream is being captured into a graph). */
+xpb_status cux_enqueue_step(xpb_executable *exe, uint32_t g, int capturing);
+/* Enqueues every step of phase `phase` (and, profiling, the events around them) and the copy of
+ * its record to the host. */
+xpb_status cux_enqueue_phase(xpb_executable *exe, uint32_t phase, int with_events, int capturing);
 /* Captures phase `phase` into exe->graphs / graph_exec (the steps, then the copy of the
  * phase's record to the host). */
 xpb_status cux_capture_phase(xpb_executable *exe, uint32_t phase);

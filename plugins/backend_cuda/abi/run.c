@@ -33,7 +33,7 @@ xpb_status cux_run(xpb_executable *exe, uint32_t phase)
                  "run: cudaGraphLaunch");
     } else {
         int events = exe->events != NULL;
-        if ((st = cux_enqueue_phase(exe, phase, events)) != XPB_OK)
+        if ((st = cux_enqueue_phase(exe, phase, events, 0)) != XPB_OK)
             return st;
         if (events)
             exe->pending[phase] = 1;

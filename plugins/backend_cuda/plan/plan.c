@@ -27,6 +27,8 @@ void cux_plan_free(cux_plan *plan)
     free(plan->prep);
     free(plan->copies);
     free(plan->post);
+    free(plan->end_first);
+    free(plan->end_bufs);
     free(plan);
 }
 

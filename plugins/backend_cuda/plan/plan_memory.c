@@ -5,7 +5,8 @@
  * largest buffer first, at the lowest offset (aligned to CUX_ALIGN) that collides with no
  * placed buffer whose range overlaps. The plan records the arena's size (the end of the highest
  * buffer: exactly what compile allocates) and the most bytes live at any one step (a lower
- * bound no placement can beat; tests/test_cuda_plan.c checks the ratio). */
+ * bound no placement can beat; tests/test_cuda_plan.c checks the ratio), and after which step each
+ * buffer that does not live throughout ends (its last use), for the stand-in's poison. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,37 @@ static uint64_t peak_live(const cux_plan *plan)
     return (uint64_t)peak;
 }
 
+/* True when buffer `b` is used by some step and does not live throughout. */
+static int ends(const cux_buf *b)
+{
+    return !b->pinned && b->first <= b->last;
+}
+
+/* plan->end_first / end_bufs: the buffers whose lifetime ends with each step, by step (a
+ * counting sort on the last use). */
+static xpb_status list_ends(cux_plan *plan)
+{
+    uint32_t n = plan->n_steps;
+    plan->end_first = calloc((size_t)n + 1, sizeof *plan->end_first);
+    plan->end_bufs = malloc(((size_t)plan->n_bufs + 1) * sizeof *plan->end_bufs);
+    uint32_t *next = malloc(((size_t)n + 1) * sizeof *next);
+    if (!plan->end_first || !plan->end_bufs || !next) {
+        free(next);
+        return cux_fail(plan, XPB_OUT_OF_MEMORY, "compile: out of memory (memory plan)");
+    }
+    for (uint32_t i = 0; i < plan->n_bufs; i++)
+        if (ends(&plan->bufs[i]))
+            plan->end_first[plan->bufs[i].last + 1]++;
+    for (uint32_t g = 0; g < n; g++) /* counts into the start of each step's list */
+        plan->end_first[g + 1] += plan->end_first[g];
+    memcpy(next, plan->end_first, ((size_t)n + 1) * sizeof *next);
+    for (uint32_t i = 0; i < plan->n_bufs; i++)
+        if (ends(&plan->bufs[i]))
+            plan->end_bufs[next[plan->bufs[i].last]++] = i;
+    free(next);
+    return XPB_OK;
+}
+
 xpb_status cux_place_buffers(cux_plan *plan)
 {
     mark_uses(plan);
@@ -150,5 +182,5 @@ xpb_status cux_place_buffers(cux_plan *plan)
     free(spans);
     plan->arena_bytes = total;
     plan->peak_bytes = peak_live(plan);
-    return XPB_OK;
+    return list_ends(plan);
 }

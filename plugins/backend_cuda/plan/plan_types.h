@@ -148,8 +148,14 @@ typedef struct cux_plan {
     uint64_t scratch_bytes; /* the largest workspace an own kernel needs */
     uint64_t arena_bytes;   /* end of the highest placed buffer */
     uint64_t peak_bytes;    /* most bytes live at one step: a lower bound of arena_bytes */
-    uint32_t n_coll;        /* ALL_REDUCE steps (0 with one rank: the identity has no step) */
-    uint32_t n_groups;      /* NCCL group calls among them (buckets of more than one op) */
+    /* Where lifetimes end (plan_memory.c): the buffers whose last use is step g are
+     * end_bufs[end_first[g] .. end_first[g + 1]) (pinned buffers never end). The CPU stand-in
+     * build poisons them after step g (abi/exec.c), so that a plan that lets two live buffers
+     * share bytes, or reads one after its end, computes NaN. */
+    uint32_t *end_first; /* n_steps + 1 entries */
+    uint32_t *end_bufs;
+    uint32_t n_coll;   /* ALL_REDUCE steps (0 with one rank: the identity has no step) */
+    uint32_t n_groups; /* NCCL group calls among them (buckets of more than one op) */
     /* lowering state (plan_lower.c) */
     struct cux_copy *copies; /* converted copies valid in the current phase */
     uint32_t n_copies, cap_copies;
