@@ -30,7 +30,9 @@
 #include "plugin/loader.h"
 #include "program/model_program.h"
 #include "plan/peak.h"
+#include "check/conformance_case.h"
 #include "plan/plan.h"
+#include "plan/plan_scaling.h"
 #include "plan/plan_tensor.h"
 #include "plan/reason.h"
 #include "plan/target.h"
@@ -300,6 +302,12 @@ static void test_every_model(void **state)
                              policies[k], fusion, keep_all ? ", keep_all" : "");
                     cux_plan *plan = make_plan(&mp->program, policies[k], fusion, keep_all);
                     check_plan(plan, what);
+                    /* a model's training phases keep their gradients from the host: under
+                     * fp16-mixed every one of them scales its loss */
+                    for (uint32_t ph = 0; ph < plan->prog->n_phases; ph++)
+                        assert_int_equal(plan->phase_scaled[ph],
+                                         mode == XPB_MODE_TRAIN &&
+                                             policies[k] == XPB_PRECISION_FP16_MIXED);
                     double ratio = (double)plan->arena_bytes / (double)plan->peak_bytes;
                     if (!keep_all && ratio > worst) {
                         worst = ratio;
@@ -518,6 +526,8 @@ static void test_loss_scaling(void **state)
     xpb_model_program *mp = create("cyclegan", "small", 1, XPB_MODE_TRAIN);
     cux_plan *plan = make_plan(&mp->program, XPB_PRECISION_FP16_MIXED, 1, 0);
     assert_int_equal(plan->scaled, 1);
+    assert_true(plan->scale_initial == CUX_SCALE_INITIAL);
+    assert_int_equal(plan->scale_interval, CUX_SCALE_INTERVAL);
     for (uint32_t k = 0; k < plan->prog->n_phases; k++) {
         int seen_unscale = 0, seen_update = 0, updates = 0, unscales = 0;
         for (uint32_t g = plan->phase_begin[k]; g < plan->phase_end[k]; g++) {
@@ -541,8 +551,14 @@ static void test_loss_scaling(void **state)
         }
         assert_true(updates > 0);
         assert_int_equal(unscales, updates);
+        assert_int_equal(plan->phase_scaled[k], 1);
         assert_true(plan->steps[plan->phase_end[k] - 1].flags & CUX_STEP_SCALED);
     }
+    cux_plan_free(plan);
+    /* keep_all: every tensor readable, the scale fixed at 1 */
+    plan = make_plan(&mp->program, XPB_PRECISION_FP16_MIXED, 1, 1);
+    assert_true(plan->scale_initial == 1.0f);
+    assert_int_equal(plan->scale_interval, 0);
     cux_plan_free(plan);
     /* bf16 needs no loss scaling */
     plan = make_plan(&mp->program, XPB_PRECISION_BF16_MIXED, 1, 0);
@@ -550,6 +566,59 @@ static void test_loss_scaling(void **state)
     assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 0);
     cux_plan_free(plan);
     xpb_model_program_free(mp);
+}
+
+/* Scaling is invisible: under fp16-mixed an update of a gradient the host wrote (the SGD_UPDATE
+ * and ADAM_UPDATE cases of the conformance suite) is never unscaled or skipped (before, a
+ * program scaled as soon as it had an update, and those gradients were divided by 65536), a
+ * scaled loss gradient is never host-visible, and a training program whose loss gradient the
+ * host reads does not scale at all. */
+static void test_loss_scaling_invisible(void **state)
+{
+    (void)state;
+    xpb_ct_list cases = {0};
+    xpb_ct_catalogue(&cases, 0);
+    assert_false(cases.oom);
+    int update_cases = 0, chains = 0;
+    for (size_t i = 0; i < cases.n; i++) {
+        xpb_ct_case *c = &cases.v[i];
+        xpb_ct_bind(c);
+        int update_case = strstr(c->name, "_UPDATE") != NULL;
+        int chain = strcmp(c->name, "chain mlp-xent-sgd (train)") == 0;
+        update_cases += update_case;
+        chains += chain;
+        cux_plan *plan = make_plan(&c->prog, XPB_PRECISION_FP16_MIXED, 1, 0);
+        if (update_case && (plan->scaled || count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE)))
+            fail_msg("conformance case %s (%s): the host's gradient is unscaled", c->name,
+                     c->shape);
+        for (uint32_t g = 0; g < plan->n_steps; g++) {
+            const cux_step *st = &plan->steps[g];
+            if (update_case && (st->flags & (CUX_STEP_SCALED | CUX_STEP_SKIPPABLE)))
+                fail_msg("conformance case %s: step %u is scaled or skippable", c->name, g);
+            if ((st->flags & CUX_STEP_SCALED) && st->op != CUX_NONE &&
+                cux_host_visible(xpb_program_tensor(plan->prog, st->out[0].tensor)))
+                fail_msg("conformance case %s: step %u scales a tensor the host reads", c->name, g);
+        }
+        if (chain) { /* a training chain that keeps its gradients scales, like a model */
+            assert_int_equal(plan->scaled, 1);
+            assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 3);
+            cux_plan_free(plan);
+            /* ... and does not once the host reads its loss gradient dz */
+            uint32_t dz = CUX_NONE;
+            for (uint32_t t = 0; t < c->prog.n_tensors; t++)
+                if (strcmp(c->t[t].name, "dz") == 0)
+                    dz = t;
+            assert_true(dz != CUX_NONE);
+            c->t[dz].flags |= XPB_TENSOR_HOST_READ;
+            plan = make_plan(&c->prog, XPB_PRECISION_FP16_MIXED, 1, 0);
+            assert_int_equal(plan->scaled, 0);
+            assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 0);
+        }
+        cux_plan_free(plan);
+    }
+    assert_true(update_cases >= 2);
+    assert_true(chains >= 1);
+    xpb_ct_list_free(&cases);
 }
 
 /* ---- refusals ---- */
@@ -1113,13 +1182,21 @@ static void test_nccl_host_side(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_model),       cmocka_unit_test(test_fusion_vgg16),
-        cmocka_unit_test(test_fusion_resnet18),   cmocka_unit_test(test_fusion_cyclegan),
-        cmocka_unit_test(test_layouts_and_types), cmocka_unit_test(test_reshape),
-        cmocka_unit_test(test_loss_scaling),      cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_memory_reuse),      cmocka_unit_test(test_peak),
-        cmocka_unit_test(test_reasons),           cmocka_unit_test(test_tune_cache),
-        cmocka_unit_test(test_all_reduce),        cmocka_unit_test(test_all_reduce_refusals),
+        cmocka_unit_test(test_every_model),
+        cmocka_unit_test(test_fusion_vgg16),
+        cmocka_unit_test(test_fusion_resnet18),
+        cmocka_unit_test(test_fusion_cyclegan),
+        cmocka_unit_test(test_layouts_and_types),
+        cmocka_unit_test(test_reshape),
+        cmocka_unit_test(test_loss_scaling),
+        cmocka_unit_test(test_loss_scaling_invisible),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_memory_reuse),
+        cmocka_unit_test(test_peak),
+        cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_tune_cache),
+        cmocka_unit_test(test_all_reduce),
+        cmocka_unit_test(test_all_reduce_refusals),
         cmocka_unit_test(test_nccl_host_side),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -100,9 +100,8 @@ static void fill_epilogue(xpb_executable *exe, cux_run_step *rs)
     fill_kparams(exe, &e, &rs->kp);
 }
 
-/* Writes every phase's initial record (loss scale: 2^16 growing every 2000 clean steps under
- * fp16-mixed, fixed at 1 with keep_all so that every tensor keeps its defined value) and zeroes
- * the dropout counters. */
+/* Writes every phase's initial record (the loss scaler's start and growth interval in a phase
+ * that scales, plan/plan_scaling.c; 1 and fixed otherwise) and zeroes the dropout counters. */
 static xpb_status init_records(xpb_executable *exe)
 {
     const cux_plan *plan = exe->plan;
@@ -113,9 +112,8 @@ static xpb_status init_records(xpb_executable *exe)
         return cux_error_msg(exe->err, XPB_OUT_OF_MEMORY, "compile: out of memory");
     for (uint32_t k = 0; k < n; k++) {
         cux_phase_rec *r = (cux_phase_rec *)(host + cux_rec_offset(k));
-        int dynamic = plan->scaled && !plan->opt.keep_all;
-        r->scale = dynamic ? 65536.0f : 1.0f;
-        r->interval = dynamic ? 2000u : 0u;
+        r->scale = plan->phase_scaled[k] ? plan->scale_initial : 1.0f;
+        r->interval = plan->phase_scaled[k] ? plan->scale_interval : 0u;
     }
     cudaStream_t s = exe->be->stream;
     cudaError_t e = cudaMemcpyAsync(exe->arena + plan->bufs[plan->state_buf].offset, host, bytes,
@@ -308,7 +306,7 @@ static void log_scaler(const xpb_executable *exe)
         return;
     for (uint32_t k = 0; k < exe->prog->n_phases; k++) {
         const cux_phase_rec *r = &exe->host_rec[k];
-        if (r->steps)
+        if (r->steps && exe->plan->phase_scaled[k])
             cux_log(r->overflows ? XPB_LOG_WARN : XPB_LOG_INFO,
                     "fp16 loss scaling, phase %u: %u of %u steps overflowed and skipped their "
                     "update; final scale %g",

@@ -9,6 +9,7 @@
 #include "plan/plan_fusion.h"
 #include "plan/plan_lower.h"
 #include "plan/plan_memory.h"
+#include "plan/plan_scaling.h"
 #include "plan/plan_tensor.h"
 
 void cux_plan_free(cux_plan *plan)
@@ -27,13 +28,15 @@ void cux_plan_free(cux_plan *plan)
     free(plan->prep);
     free(plan->copies);
     free(plan->post);
+    free(plan->phase_scaled);
+    free(plan->op_scaled);
     free(plan->end_first);
     free(plan->end_bufs);
     free(plan);
 }
 
 /* Per-op and per-tensor tables: phases, readers, dropout counters, defaults of the fusion
- * records; whether the program trains and whether fp16 loss scaling applies. */
+ * records. */
 static xpb_status tables(cux_plan *plan)
 {
     const xpb_program *p = plan->prog;
@@ -64,10 +67,7 @@ static xpb_status tables(cux_plan *plan)
         plan->dropout_of[i] = CUX_NONE;
         if (op->kind == XPB_OP_DROPOUT && plan->op_phase[i] != CUX_NONE)
             plan->dropout_of[i] = plan->n_counters++;
-        if (op->kind == XPB_OP_SGD_UPDATE || op->kind == XPB_OP_ADAM_UPDATE)
-            plan->training = 1;
     }
-    plan->scaled = plan->training && plan->opt.precision == XPB_PRECISION_FP16_MIXED;
     return XPB_OK;
 }
 
@@ -87,7 +87,7 @@ xpb_status cux_plan_build(cux_plan **out, const xpb_program *prog, const cux_opt
     plan->state_buf = CUX_NONE;
     xpb_status st;
     if ((st = cux_check_program(plan)) != XPB_OK || (st = tables(plan)) != XPB_OK ||
-        (st = cux_decide_storage(plan)) != XPB_OK ||
+        (st = cux_plan_scaling(plan)) != XPB_OK || (st = cux_decide_storage(plan)) != XPB_OK ||
         (st = cux_check_all_reduce_storage(plan)) != XPB_OK ||
         (st = cux_plan_fusion(plan)) != XPB_OK || (st = cux_decide_shadows(plan)) != XPB_OK ||
         (st = cux_lower(plan)) != XPB_OK || (st = cux_place_buffers(plan)) != XPB_OK) {

@@ -18,10 +18,11 @@
  * step. RESHAPE shares its input's buffer when the bytes agree, else it is a conversion.
  *
  * Every phase starts with PHASE_BEGIN (resets the phase's status record) and ends with
- * PHASE_END (advances the dropout counters of the phase and, under fp16-mixed, the loss
- * scaler). Under fp16-mixed the loss backward steps multiply by the loss scale, and before the
- * first update of a phase one UNSCALE step per updated gradient divides by it and records a
- * non-finite value, in which case the updates of that step are skipped (CUX_STEP_SKIPPABLE). */
+ * PHASE_END (advances the dropout counters of the phase and, in a phase that scales its loss,
+ * the loss scaler). In such a phase (plan_scaling.c decides which, under fp16-mixed) the
+ * scaled loss backward steps multiply by the loss scale, and before the first update of the
+ * phase one UNSCALE step per dependent update's gradient divides by it and records a
+ * non-finite value, in which case those updates are skipped for the step (CUX_STEP_SKIPPABLE). */
 #include "plan/plan_error.h"
 #include "plan/plan_lower.h"
 #include "plan/plan_lower_engines.h"
@@ -29,7 +30,8 @@
 #include "plan/plan_step.h"
 #include "plan/plan_tensor.h"
 
-/* ---- fp16 loss scaling: unscale every gradient the phase's updates read ---- */
+/* ---- fp16 loss scaling (plan_scaling.c): unscale the gradients of the phase's dependent
+ * updates, before its first update ---- */
 
 static xpb_status unscale_grads(cux_plan *plan, uint32_t first_update)
 {
@@ -37,7 +39,7 @@ static xpb_status unscale_grads(cux_plan *plan, uint32_t first_update)
     const xpb_phase *ph = xpb_program_phase(plan->prog, phase);
     for (uint32_t j = first_update; j < ph->first_op + ph->n_ops; j++) {
         const xpb_op *op = cux_op(plan, j);
-        if (!cux_is_update(op->kind))
+        if (!cux_is_update(op->kind) || !plan->op_scaled[j])
             continue;
         cux_step s = cux_new_step(plan, j, CUX_ENG_KERNEL, CUX_K_UNSCALE);
         s.n_in = s.n_out = 1;
@@ -81,7 +83,7 @@ static xpb_status lower_all_reduce(cux_plan *plan, uint32_t i, int seen_update)
     if (plan->opt.ranks <= 1)
         return XPB_OK; /* the identity: no step */
     const xpb_op *op = cux_op(plan, i);
-    if (plan->scaled && seen_update) {
+    if (plan->phase_scaled[plan->op_phase[i]] && seen_update) {
         /* the phase's updates run on gradients unscaled per rank before this reduce: a
          * non-finite gradient on one rank would skip the update there only */
         char label[256];
@@ -114,15 +116,6 @@ static xpb_status lower_all_reduce(cux_plan *plan, uint32_t i, int seen_update)
 
 /* ---- phases ---- */
 
-static int phase_updates(const cux_plan *plan, uint32_t phase)
-{
-    const xpb_phase *ph = xpb_program_phase(plan->prog, phase);
-    for (uint32_t j = ph->first_op; j < ph->first_op + ph->n_ops; j++)
-        if (cux_is_update(cux_op(plan, j)->kind))
-            return 1;
-    return 0;
-}
-
 static xpb_status bookkeeping(cux_plan *plan, uint32_t phase, int kernel, uint32_t first_counter,
                               uint32_t n_counters)
 {
@@ -130,7 +123,7 @@ static xpb_status bookkeeping(cux_plan *plan, uint32_t phase, int kernel, uint32
     s.phase = phase;
     s.counter = first_counter;
     s.n_counters = n_counters;
-    if (kernel == CUX_K_PHASE_END && plan->scaled && phase_updates(plan, phase))
+    if (kernel == CUX_K_PHASE_END && plan->phase_scaled[phase])
         s.flags |= CUX_STEP_SCALED; /* advance the loss scaler */
     return cux_push_step(&plan->steps, &plan->n_steps, &plan->cap_steps, plan, &s);
 }
@@ -159,7 +152,7 @@ static xpb_status lower_op(cux_plan *plan, uint32_t i, int *seen_update)
         return lower_all_reduce(plan, i, *seen_update);
     case XPB_OP_SGD_UPDATE:
     case XPB_OP_ADAM_UPDATE:
-        if (plan->scaled && !*seen_update) {
+        if (plan->phase_scaled[plan->op_phase[i]] && !*seen_update) {
             *seen_update = 1;
             xpb_status st = unscale_grads(plan, i);
             if (st != XPB_OK)

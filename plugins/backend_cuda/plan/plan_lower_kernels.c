@@ -142,9 +142,9 @@ xpb_status cux_lower_kernel(cux_plan *plan, uint32_t i)
     }
     if (kernel == CUX_K_DROPOUT)
         s.counter = plan->dropout_of[i];
-    if (plan->scaled && cux_is_loss_bwd(op->kind))
+    if (plan->op_scaled[i] && cux_is_loss_bwd(op->kind))
         s.flags |= CUX_STEP_SCALED;
-    if (plan->scaled && cux_is_update(op->kind))
+    if (plan->op_scaled[i] && cux_is_update(op->kind))
         s.flags |= CUX_STEP_SKIPPABLE;
     if (cux_is_update(op->kind)) {
         const cux_store *ps = &plan->store[op->inputs[0]];

@@ -127,15 +127,20 @@ typedef struct cux_plan {
     const xpb_program *prog; /* borrowed */
     cux_options opt;
     cux_target target;
-    uint8_t act_type;     /* storage type of activations: F32, or F16 / BF16 (mixed) */
-    uint8_t layout4d;     /* layout of every 4-D tensor */
-    int training;         /* the program has update ops */
-    int scaled;           /* fp16-mixed with dynamic loss scaling */
-    cux_store *store;     /* per tensor */
-    cux_fuse *fuse;       /* per op */
-    uint32_t *op_phase;   /* per op: its phase, or CUX_NONE */
-    uint32_t *n_readers;  /* per tensor: ops that read it */
-    uint32_t *dropout_of; /* per op: its dropout counter, or CUX_NONE */
+    uint8_t act_type;        /* storage type of activations: F32, or F16 / BF16 (mixed) */
+    uint8_t layout4d;        /* layout of every 4-D tensor */
+    int scaled;              /* fp16-mixed and some phase scales its loss (plan_scaling.c) */
+    uint8_t *phase_scaled;   /* per phase: it scales (its PHASE_END advances the scaler) */
+    uint8_t *op_scaled;      /* per op: a loss backward that multiplies by the scale, or an
+                              * update whose gradient is unscaled first and that is skipped on
+                              * overflow */
+    float scale_initial;     /* the scale every phase record starts with (1 with keep_all) */
+    uint32_t scale_interval; /* clean steps before the scale doubles (0: fixed) */
+    cux_store *store;        /* per tensor */
+    cux_fuse *fuse;          /* per op */
+    uint32_t *op_phase;      /* per op: its phase, or CUX_NONE */
+    uint32_t *n_readers;     /* per tensor: ops that read it */
+    uint32_t *dropout_of;    /* per op: its dropout counter, or CUX_NONE */
     uint32_t n_counters;
     cux_buf *bufs;
     uint32_t n_bufs, cap_bufs;
