@@ -29,6 +29,7 @@
 #include "plan/coll.h"
 #include "plugin/loader.h"
 #include "program/model_program.h"
+#include "run/session.h"
 #include "plan/peak.h"
 #include "check/conformance_case.h"
 #include "plan/plan.h"
@@ -566,6 +567,80 @@ static void test_loss_scaling(void **state)
     assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 0);
     cux_plan_free(plan);
     xpb_model_program_free(mp);
+}
+
+/* The loss scale's start against the gradients it multiplies: one training step of every model
+ * case of the conformance suite (its sizes and seed) on cpu_ref, every gradient fp16 holds under
+ * fp16-mixed (activation gradients, and the convolutions' weight gradients, which cuDNN writes
+ * in fp16 before they become the fp32 gradient) times CUX_SCALE_INITIAL must stay below half of
+ * fp16's largest value. At PyTorch's 2^16 ResNet18's first convolution (|dW| 1.1) and CycleGAN's
+ * generators (|dW| 17) overflow at step 1, the step is skipped and the optimizer state stays
+ * zero. */
+static void test_loss_scale_headroom(void **state)
+{
+    (void)state;
+    static const xpb_kv cyclegan_size = {(char *)"image_size", (char *)"32"};
+    static const struct {
+        const char *model, *variant;
+        uint32_t batch;
+    } cases[] = {{"conv6", "cifar", 4},
+                 {"vgg16", "cifar", 2},
+                 {"resnet18", "cifar", 2},
+                 {"cyclegan", "small", 1}};
+    const xpb_backend_api *ref = xpb_registry_backend(registry, "cpu_ref");
+    assert_non_null(ref);
+    for (size_t m = 0; m < sizeof cases / sizeof cases[0]; m++) {
+        xpb_program_options c;
+        memset(&c, 0, sizeof c);
+        c.model = cases[m].model;
+        c.variant = cases[m].variant;
+        c.batch = cases[m].batch;
+        c.mode = XPB_MODE_TRAIN;
+        c.seed = 1; /* conformance's default */
+        c.lr = c.momentum = c.weight_decay = NAN;
+        if (strcmp(c.model, "cyclegan") == 0) {
+            c.params = &cyclegan_size;
+            c.n_params = 1;
+        }
+        xpb_model_program *mp = NULL;
+        xpb_err err = {{0}};
+        if (xpb_model_program_create(&mp, xpb_registry_model(registry, c.model), &c, &err))
+            fail_msg("%s: %s", c.model, err.msg);
+        xpb_compile_options o = {
+            .struct_size = sizeof o, .precision = XPB_PRECISION_FP32, .keep_all = 1};
+        xpb_session sess;
+        memset(&sess, 0, sizeof sess);
+        if (xpb_session_open(&sess, ref, 0, mp, &o, &err) != XPB_OK ||
+            xpb_session_step(&sess, NULL, &err) != XPB_OK)
+            fail_msg("%s on cpu_ref: %s", c.model, err.msg);
+        const xpb_program *p = &mp->program;
+        double most = 0.0;
+        const char *where = "";
+        for (uint32_t t = 0; t < p->n_tensors; t++) {
+            const xpb_tensor_desc *d = xpb_program_tensor(p, t);
+            int fp16 = d->role == XPB_ROLE_ACTIVATION_GRAD ||
+                       (d->role == XPB_ROLE_GRAD && d->ndim == 4); /* conv weight gradients */
+            if (!fp16 || d->dtype != XPB_DTYPE_F32)
+                continue;
+            float *v = malloc(xpb_tensor_bytes(d));
+            assert_non_null(v);
+            if (xpb_session_read(&sess, t, v, &err) != XPB_OK)
+                fail_msg("%s: read %s: %s", c.model, d->name, err.msg);
+            for (int64_t i = 0; i < xpb_tensor_numel(d); i++)
+                if (fabs((double)v[i]) > most) {
+                    most = fabs((double)v[i]);
+                    where = d->name;
+                }
+            free(v);
+        }
+        printf("  %-9s largest fp16 gradient %9.4f (%s): x%g = %.0f of 65504\n", c.model, most,
+               where, (double)CUX_SCALE_INITIAL, most * CUX_SCALE_INITIAL);
+        if (most * CUX_SCALE_INITIAL > 65504.0 / 2)
+            fail_msg("%s: %s reaches %g at step 1: a loss scale of %g overflows fp16", c.model,
+                     where, most, (double)CUX_SCALE_INITIAL);
+        xpb_session_close(&sess);
+        xpb_model_program_free(mp);
+    }
 }
 
 /* Scaling is invisible: under fp16-mixed an update of a gradient the host wrote (the SGD_UPDATE
@@ -1190,6 +1265,7 @@ int main(void)
         cmocka_unit_test(test_reshape),
         cmocka_unit_test(test_loss_scaling),
         cmocka_unit_test(test_loss_scaling_invisible),
+        cmocka_unit_test(test_loss_scale_headroom),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_peak),
