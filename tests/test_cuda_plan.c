@@ -30,6 +30,7 @@
 #include "plugin/loader.h"
 #include "program/model_program.h"
 #include "run/session.h"
+#include "plan/engines.h"
 #include "plan/peak.h"
 #include "check/conformance_case.h"
 #include "plan/plan.h"
@@ -815,6 +816,44 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err, "attribute bit 40"));
 }
 
+/* ---- engine policies and cuDNN releases (plan/engines.c) ---- */
+
+static void test_engine_policies(void **state)
+{
+    (void)state;
+    const int tc[1] = {CUX_NOTE_TENSOR_CORE}, down[1] = {CUX_NOTE_DOWN_CONVERT_INPUTS};
+    const int rpr[1] = {CUX_NOTE_REDUCED_PRECISION_REDUCTION};
+    const int tc_rpr[2] = {CUX_NOTE_TENSOR_CORE, CUX_NOTE_REDUCED_PRECISION_REDUCTION};
+    const int other[2] = {3, 5}; /* FFT, Winograd: accepted (their error is within tolerance) */
+    for (uint32_t p = XPB_PRECISION_FP32; p <= XPB_PRECISION_FP16_MIXED; p++) {
+        assert_null(cux_engine_refusal(p, NULL, 0));
+        assert_null(cux_engine_refusal(p, other, 2));
+        /* every policy promises fp32 accumulation and inputs in their storage type */
+        assert_non_null(strstr(cux_engine_refusal(p, rpr, 1), "precision below fp32"));
+        assert_non_null(cux_engine_refusal(p, tc_rpr, 2));
+        assert_non_null(strstr(cux_engine_refusal(p, down, 1), "down-converts"));
+        /* tensor cores only where the policy allows them: not under fp32 */
+        assert_true((cux_engine_refusal(p, tc, 1) != NULL) == (p == XPB_PRECISION_FP32));
+    }
+    /* cuBLASLt: split-K reductions in fp32 only when the output is 16-bit */
+    assert_int_equal(cux_lt_reduction_mask(CUX_F32), CUX_LT_REDUCTION_ALL);
+    assert_int_equal(cux_lt_reduction_mask(CUX_F16), CUX_LT_REDUCTION_COMPUTE_TYPE);
+    assert_int_equal(cux_lt_reduction_mask(CUX_BF16), CUX_LT_REDUCTION_COMPUTE_TYPE);
+    /* cuDNN 9.0 .. 9.x built for the plugin's CUDA major */
+    char why[512];
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 91900, 13000, 13000, 91900), 0);
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 90000, 13020, 13000, 91900), 0);
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 8907, 12020, 13000, 91900), -1);
+    assert_non_null(strstr(why, "cuDNN 8.9.7 found at run time"));
+    assert_non_null(strstr(why, "built with cuDNN 9.19.0"));
+    assert_non_null(strstr(why, "cudnn9-cuda-13"));
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 100100, 13000, 13000, 91900), -1);
+    assert_non_null(strstr(why, "cuDNN 10.1.0"));
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 91000, 12080, 13000, 91900), -1);
+    assert_non_null(strstr(why, "built for CUDA 12.8"));
+    assert_non_null(strstr(why, "runs CUDA 13.0"));
+}
+
 /* ---- memory reuse on a chain ---- */
 
 static void test_memory_reuse(void **state)
@@ -1267,6 +1306,7 @@ int main(void)
         cmocka_unit_test(test_loss_scaling_invisible),
         cmocka_unit_test(test_loss_scale_headroom),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_engine_policies),
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_peak),
         cmocka_unit_test(test_reasons),

@@ -5,9 +5,12 @@
  * backward-filter, by the step's mode) and, for a forward convolution or a transposed one with
  * a fused epilogue, the pointwise operations after it (+ bias, + residual, activation) on
  * virtual fp32 intermediates, so that one kernel writes the final tensor. The engine heuristics
- * (mode A, then the fallback list) propose configurations; under the fp32 policy those that
- * use tensor cores (TF32) are dropped, because fp32 means fp32. Every configuration that
- * finalizes into an execution plan is timed on the real operands (one warm-up, then the best
+ * (mode A, then the fallback list) propose configurations; those whose numerical notes the
+ * policy refuses are dropped (plan/engines.c: engines that down-convert their inputs or reduce
+ * in a precision below fp32, and under fp32 the tensor-core (TF32) ones, because fp32 means
+ * fp32). Execution plans get the handle (CUDNN_ATTR_EXECUTION_PLAN_HANDLE, accepted by every
+ * cuDNN 9 release, deprecated in favour of device properties in later 9.x). Every configuration
+ * that finalizes into an execution plan is timed on the real operands (one warm-up, then the best
  * of three), and the fastest is kept and remembered for the process (tune_cache.h), so a shape
  * is tuned once. When no engine takes the fused graph, the convolution alone is planned and
  * the epilogue runs as one own kernel right after it (k_elem.cu), which is exactly the same
@@ -27,8 +30,17 @@
 #include "glue/conv.h"
 #include "glue/status.h"
 #include "glue/tuning.h"
+#include "plan/engines.h"
 #include "plan/plan_error.h"
 #include "plan/tune_cache.h"
+
+/* plan/engines.h restates these so that it needs no cuDNN header. */
+_Static_assert(CUX_NOTE_TENSOR_CORE == (int)CUDNN_NUMERICAL_NOTE_TENSOR_CORE, "tensor core");
+_Static_assert(CUX_NOTE_DOWN_CONVERT_INPUTS == (int)CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS,
+               "down convert inputs");
+_Static_assert(CUX_NOTE_REDUCED_PRECISION_REDUCTION ==
+                   (int)CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION,
+               "reduced precision reduction");
 
 #define CUX_MAX_CANDIDATES 8
 #define CUX_TUNE_RUNS 3
@@ -286,8 +298,9 @@ static xpb_status build_graph(builder *b, const cux_step *s, int fused,
     return XPB_OK;
 }
 
-/* True when `cfg`'s engine may run under the policy: fp32 refuses tensor-core (TF32) engines
- * and engines that down-convert their inputs. *global gets the engine's index. */
+/* True when `cfg`'s engine may run under the policy (plan/engines.c: no down-converted inputs,
+ * no reduced-precision reductions, no tensor cores under fp32). *global gets the engine's
+ * index. */
 static int engine_allowed(xpb_executable *exe, cudnnBackendDescriptor_t cfg, int64_t *global)
 {
     cudnnBackendDescriptor_t engine;
@@ -305,12 +318,12 @@ static int engine_allowed(xpb_executable *exe, cudnnBackendDescriptor_t cfg, int
                                  CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n,
                                  notes) != CUDNN_STATUS_SUCCESS)
         goto destroy_engine;
-    ok = 1;
-    if (exe->plan->opt.precision == XPB_PRECISION_FP32)
-        for (int64_t i = 0; i < n && i < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; i++)
-            if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
-                notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
-                ok = 0;
+    int codes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    for (int64_t i = 0; i < n && i < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; i++)
+        codes[i] = (int)notes[i];
+    ok = !cux_engine_refusal(
+        exe->plan->opt.precision, codes,
+        (int)(n < CUDNN_NUMERICAL_NOTE_TYPE_COUNT ? n : CUDNN_NUMERICAL_NOTE_TYPE_COUNT));
 destroy_engine:
     cudnnBackendDestroyDescriptor(engine);
     return ok;
@@ -467,6 +480,8 @@ static xpb_status choose_plan(builder *b, cudnnBackendDescriptor_t graph, const 
             if (cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                          &got[i]) != CUDNN_STATUS_SUCCESS ||
+                cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+                                         1, &exe->be->cudnn) != CUDNN_STATUS_SUCCESS ||
                 cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS ||
                 cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                          CUDNN_TYPE_INT64, 1, NULL, &wsz) != CUDNN_STATUS_SUCCESS ||

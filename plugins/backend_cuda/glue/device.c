@@ -10,6 +10,7 @@
 #include "glue/energy.h"
 #include "glue/nccl.h"
 #include "glue/status.h"
+#include "plan/engines.h"
 #include "plan/peak.h"
 #include "plan/reason.h"
 #include "plan/target.h"
@@ -26,13 +27,27 @@ _Static_assert(CUX_CUDA_SYSTEM_DRIVER_MISMATCH == (int)cudaErrorSystemDriverMism
 _Static_assert(CUX_CUDA_COMPAT_NOT_SUPPORTED == (int)cudaErrorCompatNotSupportedOnDevice,
                "cudaErrorCompatNotSupportedOnDevice");
 
+/* 1 when the cuDNN the loader found can run this build (plan/engines.h), else 0 with the
+ * sentence in reason: checked where devices are counted, so that a wrong cuDNN is a "no device"
+ * reason of list, run and conformance instead of a failure deep in the first compile. */
+static int cudnn_usable(char *reason, size_t size)
+{
+    int rt = 0;
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) {
+        (void)cudaGetLastError();
+        rt = CUDART_VERSION;
+    }
+    return cux_cudnn_refusal(reason, size, cudnnGetVersion(), cudnnGetCudartVersion(), rt,
+                             CUDNN_VERSION) == 0;
+}
+
 int cux_probe_devices(char *reason, size_t size)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     (void)cudaGetLastError(); /* a failed probe must not linger as the thread's last error */
     if (e == cudaSuccess && n > 0)
-        return n;
+        return cudnn_usable(reason, size) ? n : 0;
     cux_probe p;
     memset(&p, 0, sizeof p);
     char dlerr[256] = "";

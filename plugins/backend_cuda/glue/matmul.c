@@ -10,8 +10,10 @@
  * documented type combinations), accumulation is fp32, and TF32 is used only under the tf32
  * policy (CUBLAS_COMPUTE_32F_FAST_TF32). LINEAR's bias and a ReLU are cuBLASLt epilogues
  * (BIAS, RELU, RELU_BIAS); LeakyReLU and tanh, which cuBLASLt has not, run as the own epilogue
- * kernel after the matmul. The algorithm is chosen among cuBLASLt's heuristic answers by timing
- * them on the real operands once per shape and process (tune_cache.h). */
+ * kernel after the matmul. Under the 16-bit policies the heuristics may only propose split-K
+ * reductions in the compute type (fp32), never in the 16-bit output type (plan/engines.c). The
+ * algorithm is chosen among cuBLASLt's heuristic answers by timing them on the real operands
+ * once per shape and process (plan/tune_cache.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,12 +21,18 @@
 #include "glue/matmul.h"
 #include "glue/status.h"
 #include "glue/tuning.h"
+#include "plan/engines.h"
 #include "plan/plan_error.h"
 #include "plan/tune_cache.h"
 
 #define CUX_MM_ALGOS 8
 #define CUX_MM_WORKSPACE ((size_t)32 << 20)
 #define CUX_MM_RUNS 3
+
+/* plan/engines.h restates these so that it needs no cuBLASLt header. */
+_Static_assert(CUX_LT_REDUCTION_COMPUTE_TYPE == (int)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+               "compute-type reduction");
+_Static_assert(CUX_LT_REDUCTION_ALL == (int)CUBLASLT_REDUCTION_SCHEME_MASK, "every reduction");
 
 static cudaDataType_t cuda_type(int type)
 {
@@ -205,8 +213,12 @@ xpb_status cux_mm_prepare(xpb_executable *exe, uint32_t g, void **tune_ws, size_
         cublasLtMatmulPreference_t pref;
         size_t cap = CUX_MM_WORKSPACE;
         CUX_CUBLAS(exe, o, cublasLtMatmulPreferenceCreate(&pref), "matmul preference");
+        uint32_t schemes = cux_lt_reduction_mask(s->out[0].type);
         cublasStatus_t b = cublasLtMatmulPreferenceSetAttribute(
             pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &cap, sizeof cap);
+        if (b == CUBLAS_STATUS_SUCCESS)
+            b = cublasLtMatmulPreferenceSetAttribute(
+                pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes);
         if (b == CUBLAS_STATUS_SUCCESS)
             b = cublasLtMatmulAlgoGetHeuristic(exe->be->lt, m->desc, m->a, m->b, m->d, m->d, pref,
                                                CUX_MM_ALGOS, res, &found);
