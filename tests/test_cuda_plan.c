@@ -37,6 +37,7 @@
 #include "plan/plan_scaling.h"
 #include "plan/plan_tensor.h"
 #include "plan/reason.h"
+#include "plan/sticky.h"
 #include "plan/target.h"
 #include "plan/tune_cache.h"
 
@@ -854,6 +855,39 @@ static void test_engine_policies(void **state)
     assert_non_null(strstr(why, "runs CUDA 13.0"));
 }
 
+/* ---- sticky CUDA errors (plan/sticky.c) ---- */
+
+/* One failure that loses a device's context is reported once, by the call that met it, and
+ * every later call on that device names it instead of failing with an unrelated-looking error
+ * of its own (before, every later conformance case failed, each with whatever call met the
+ * sticky error first). */
+static void test_sticky_errors(void **state)
+{
+    (void)state;
+    cux_sticky_reset();
+    assert_true(cux_cuda_sticky(700));  /* cudaErrorIllegalAddress */
+    assert_true(cux_cuda_sticky(719));  /* cudaErrorLaunchFailure */
+    assert_true(cux_cuda_sticky(710));  /* cudaErrorAssert */
+    assert_false(cux_cuda_sticky(0));   /* success */
+    assert_false(cux_cuda_sticky(2));   /* cudaErrorMemoryAllocation: the context lives on */
+    assert_false(cux_cuda_sticky(1));   /* cudaErrorInvalidValue */
+    assert_false(cux_cuda_sticky(600)); /* cudaErrorNotReady */
+    char why[1024];
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 1, "compile"), 0);
+    cux_sticky_note(1, "cuda: op 5 CONV2D (layer conv2): synchronize: cudaErrorIllegalAddress: an "
+                       "illegal memory access was encountered");
+    cux_sticky_note(1, "cuda: compile: cudaMalloc: cudaErrorIllegalAddress: (a consequence)");
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 0, "compile"), 0); /* another device */
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 1, "compile"), -1);
+    assert_non_null(strstr(why, "compile: device 1 is unusable"));
+    assert_non_null(
+        strstr(why, "(op 5 CONV2D (layer conv2): synchronize: cudaErrorIllegalAddress"));
+    assert_null(strstr(why, "a consequence")); /* the first failure only */
+    assert_null(strstr(why, "(cuda: "));
+    cux_sticky_reset();
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 1, "compile"), 0);
+}
+
 /* ---- memory reuse on a chain ---- */
 
 static void test_memory_reuse(void **state)
@@ -1307,6 +1341,7 @@ int main(void)
         cmocka_unit_test(test_loss_scale_headroom),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_engine_policies),
+        cmocka_unit_test(test_sticky_errors),
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_peak),
         cmocka_unit_test(test_reasons),

@@ -416,6 +416,11 @@ static xpb_status rank_device(xpb_backend *be, const xpb_communicator *comm)
 xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program *prog,
                        const xpb_compile_options *opts)
 {
+    /* every CUDA call of compile goes to the backend's device, whatever device the calling
+     * thread had current (another backend of the process may have made its own current) */
+    cudaError_t e = cudaSetDevice(be->device);
+    if (e != cudaSuccess)
+        return cux_cuda_error(be->err, NULL, CUX_NONE, e, "compile: cudaSetDevice");
     const xpb_communicator *comm = NULL;
     xpb_status st = ranks_of(&comm, be, opts);
     if (st == XPB_OK && comm)

@@ -102,7 +102,9 @@ static xpb_status cux_api_open(xpb_backend **out, uint32_t device_index)
     if (!be)
         return set_open_err(XPB_OUT_OF_MEMORY, "open: out of memory");
     be->device = (int)device_index;
-    xpb_status st = cux_backend_acquire(be, open_err);
+    xpb_status st = cux_usable(open_err, be->device, "open");
+    if (st == XPB_OK)
+        st = cux_backend_acquire(be, open_err);
     if (st != XPB_OK) {
         cux_api_close(be);
         return st;
@@ -181,9 +183,9 @@ static xpb_status cux_api_compile(xpb_executable **out, xpb_backend *be, const x
     if (!out || !prog)
         return cux_error_msg(be->err, XPB_INVALID_ARGUMENT, "compile: out or program is NULL");
     *out = NULL;
-    cudaError_t e = cudaSetDevice(be->device);
-    if (e != cudaSuccess)
-        return cux_cuda_error(be->err, NULL, CUX_NONE, e, "compile: cudaSetDevice");
+    xpb_status st = cux_usable(be->err, be->device, "compile");
+    if (st != XPB_OK)
+        return st;
     return cux_compile(out, be, prog, opts);
 }
 

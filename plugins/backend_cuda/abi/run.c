@@ -21,8 +21,10 @@ xpb_status cux_run(xpb_executable *exe, uint32_t phase)
         return cux_error_msg(exe->err, XPB_DEVICE_ERROR,
                              "run: an earlier NCCL failure aborted this executable's NCCL "
                              "communicator (that failure's message said why): compile again");
+    xpb_status st = cux_usable(exe->err, exe->be->device, "run");
+    if (st != XPB_OK)
+        return st;
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "run: cudaSetDevice");
-    xpb_status st;
     if (exe->prep_stale) { /* a folded parameter changed: recompute, once, before the step */
         if ((st = cux_run_prep(exe)) != XPB_OK)
             return st;
@@ -87,6 +89,9 @@ static xpb_status record_error(xpb_executable *exe, cux_phase_rec *r)
 
 xpb_status cux_synchronize(xpb_executable *exe)
 {
+    xpb_status su = cux_usable(exe->err, exe->be->device, "synchronize");
+    if (su != XPB_OK)
+        return su;
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "synchronize: cudaSetDevice");
     if (exe->nccl) { /* collectives in flight: a bounded wait that watches NCCL's errors */
         xpb_status sw = cux_nccl_wait(exe, CUX_NONE, "synchronize: the step's ALL_REDUCE ops");
@@ -94,12 +99,10 @@ xpb_status cux_synchronize(xpb_executable *exe)
             return sw;
     }
     cudaError_t e = cudaStreamSynchronize(exe->be->stream);
-    if (e != cudaSuccess)
-        return cux_error_msg(exe->err,
-                             e == cudaErrorMemoryAllocation ? XPB_OUT_OF_MEMORY : XPB_DEVICE_ERROR,
-                             "synchronize: a kernel of the last run failed: %s: %s (rerun with "
-                             "XPB_CUDA_EAGER=1 CUDA_LAUNCH_BLOCKING=1 to find which)",
-                             cudaGetErrorName(e), cudaGetErrorString(e));
+    if (e != cudaSuccess) /* a sticky error is remembered by cux_cuda_error */
+        return cux_cuda_error(exe->err, NULL, CUX_NONE, e,
+                              "synchronize: a kernel of the last run failed (rerun with "
+                              "XPB_CUDA_EAGER=1 CUDA_LAUNCH_BLOCKING=1 to find which)");
     xpb_status st;
     for (uint32_t k = 0; exe->pending && k < exe->prog->n_phases; k++)
         if (exe->pending[k]) {

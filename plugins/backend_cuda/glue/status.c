@@ -1,12 +1,25 @@
 /* Turning CUDA runtime, cuDNN and cuBLASLt statuses into xpb_status values with one-line
  * messages that name the op and its layer, the call that failed and the library's own words
- * (cuDNN's cudnnGetLastErrorString says which attribute or shape it refused). */
+ * (cuDNN's cudnnGetLastErrorString says which attribute or shape it refused). A sticky CUDA
+ * error (plan/sticky.h) is remembered for its device, and the entry points then refuse to use
+ * the device with a sentence naming that first failure (cux_usable). */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "glue/log.h"
 #include "glue/status.h"
 #include "plan/plan_error.h"
+#include "plan/sticky.h"
+
+/* plan/sticky.h restates these so that it needs no CUDA header. */
+_Static_assert(cudaErrorContained == 226 && cudaErrorIllegalAddress == 700 &&
+                   cudaErrorLaunchTimeout == 702 && cudaErrorAssert == 710 &&
+                   cudaErrorHardwareStackError == 714 && cudaErrorIllegalInstruction == 715 &&
+                   cudaErrorMisalignedAddress == 716 && cudaErrorInvalidAddressSpace == 717 &&
+                   cudaErrorInvalidPc == 718 && cudaErrorLaunchFailure == 719 &&
+                   cudaErrorTensorMemoryLeak == 721 && cudaErrorMpsClientTerminated == 810 &&
+                   cudaErrorExternalDevice == 911,
+               "the sticky cudaError_t values of plan/sticky.h");
 
 xpb_status cux_error_msg(char *err, xpb_status st, const char *fmt, ...)
 {
@@ -48,8 +61,23 @@ xpb_status cux_cuda_error(char *err, const xpb_program *prog, uint32_t op, cudaE
         st = XPB_DEVICE_ERROR;
         break;
     }
-    return cux_error_msg(err, st, "%s%s: %s: %s", l, what, cudaGetErrorName(e),
-                         cudaGetErrorString(e));
+    st =
+        cux_error_msg(err, st, "%s%s: %s: %s", l, what, cudaGetErrorName(e), cudaGetErrorString(e));
+    if (cux_cuda_sticky((int)e)) { /* the context is lost: remember the one real failure */
+        int device = 0;
+        if (cudaGetDevice(&device) != cudaSuccess)
+            device = 0;
+        cux_sticky_note(device, err);
+    }
+    return st;
+}
+
+xpb_status cux_usable(char *err, int device, const char *what)
+{
+    char msg[CUX_ERR_SIZE - 8];
+    if (cux_sticky_refusal(msg, sizeof msg, device, what) == 0)
+        return XPB_OK;
+    return cux_error_msg(err, XPB_DEVICE_ERROR, "%s", msg);
 }
 
 xpb_status cux_cudnn_error(char *err, const xpb_program *prog, uint32_t op, cudnnStatus_t s,

@@ -9,7 +9,8 @@
 #include "glue/exe.h"
 
 /* "cuda: <label>: <what>: <details>" into err (CUX_ERR_SIZE bytes), the label naming op `op`
- * and its layer (CUX_NONE: no label); returns the xpb_status the failure maps to. */
+ * and its layer (CUX_NONE: no label); returns the xpb_status the failure maps to. A sticky CUDA
+ * error is remembered for the current device (plan/sticky.h). */
 xpb_status cux_cuda_error(char *err, const xpb_program *prog, uint32_t op, cudaError_t e,
                           const char *what);
 xpb_status cux_cudnn_error(char *err, const xpb_program *prog, uint32_t op, cudnnStatus_t s,
@@ -18,6 +19,9 @@ xpb_status cux_cublas_error(char *err, const xpb_program *prog, uint32_t op, cub
                             const char *what);
 xpb_status cux_error_msg(char *err, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* XPB_OK while `device` has not lost its CUDA context in this process; else XPB_DEVICE_ERROR with
+ * "cuda: <what>: device D is unusable: ... (<the first sticky failure>) ..." in err. */
+xpb_status cux_usable(char *err, int device, const char *what);
 /* Release calls (destroy, close) return nothing to the host: a failure is logged as a warning
  * naming `what`, and the runtime's error state is cleared. */
 void cux_released(cudaError_t e, const char *what);

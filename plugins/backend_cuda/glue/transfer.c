@@ -106,6 +106,8 @@ xpb_status cux_write(xpb_executable *exe, uint32_t tensor, const void *data, siz
     xpb_status st = check_transfer(exe, "write", tensor, data, bytes, XPB_TENSOR_HOST_WRITE);
     if (st != XPB_OK)
         return st;
+    if ((st = cux_usable(exe->err, exe->be->device, "write")) != XPB_OK)
+        return st;
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "write: cudaSetDevice");
     cudaStream_t s = exe->be->stream;
     const xpb_tensor_desc *t = xpb_program_tensor(exe->prog, tensor);
@@ -134,6 +136,8 @@ xpb_status cux_read(xpb_executable *exe, uint32_t tensor, void *data, size_t byt
 {
     xpb_status st = check_transfer(exe, "read", tensor, data, bytes, XPB_TENSOR_HOST_READ);
     if (st != XPB_OK)
+        return st;
+    if ((st = cux_usable(exe->err, exe->be->device, "read")) != XPB_OK)
         return st;
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "read: cudaSetDevice");
     cudaStream_t s = exe->be->stream;
@@ -213,6 +217,8 @@ xpb_status cux_write_async(xpb_executable *exe, uint32_t tensor, const void *dat
         return cux_write(exe, tensor, data, bytes);
     xpb_status st = check_transfer(exe, "write_async", tensor, data, bytes, XPB_TENSOR_HOST_WRITE);
     if (st != XPB_OK)
+        return st;
+    if ((st = cux_usable(exe->err, exe->be->device, "write_async")) != XPB_OK)
         return st;
     CUX_CUDA(exe, CUX_NONE, cudaSetDevice(exe->be->device), "write_async: cudaSetDevice");
     const xpb_tensor_desc *t = xpb_program_tensor(exe->prog, tensor);

@@ -35,10 +35,11 @@ uint32_t cux_lt_reduction_mask(int out_type);
 #define CUX_CUDNN_MIN_VERSION 90000
 
 /* 0 when the cuDNN loaded at run time can run this build: cudnnGetVersion() `version` (either
- * encoding: 8907 is 8.9.7, 91900 is 9.19.0) of major 9 and at least CUX_CUDNN_MIN_VERSION, built for the CUDA major this plugin's runtime has
- * (cudnnGetCudartVersion() `cudnn_cudart` against `cudart`, both 1000*major + 10*minor). Else
- * -1 with a sentence in out (size bytes) naming both versions and what to install. `built` is
- * the CUDNN_VERSION the plugin was compiled with (named in the sentence). */
+ * encoding: 8907 is 8.9.7, 91900 is 9.19.0) of major 9 and at least CUX_CUDNN_MIN_VERSION, built
+ * for the CUDA major this plugin's runtime has (cudnnGetCudartVersion() `cudnn_cudart` against
+ * `cudart`, both 1000*major + 10*minor). Else -1 with a sentence in out (size bytes) naming both
+ * versions and what to install. `built` is the CUDNN_VERSION the plugin was compiled with (named in
+ * the sentence). */
 int cux_cudnn_refusal(char *out, size_t size, size_t version, size_t cudnn_cudart, int cudart,
                       size_t built);
 
