@@ -37,6 +37,7 @@
 #include "glue/nccl.h"
 #include "glue/status.h"
 #include "glue/transfer.h"
+#include "glue/tuning.h"
 #include "plan/coll.h"
 #include "plan/plan.h"
 #include "plan/plan_error.h"
@@ -184,25 +185,21 @@ static xpb_status allocate(xpb_executable *exe)
 static xpb_status prepare_steps(xpb_executable *exe)
 {
     const cux_plan *plan = exe->plan;
-    void *tune_ws = NULL;
-    size_t tune_bytes = 0;
     size_t need = plan->scratch_bytes;
     xpb_status st = XPB_OK;
     for (uint32_t g = 0; g < plan->n_steps && st == XPB_OK; g++) {
         cux_run_step *rs = &exe->steps[g];
         rs->step = &plan->steps[g];
         if (rs->step->engine == CUX_ENG_CONV) {
-            st = cux_conv_prepare(exe, g, &tune_ws, &tune_bytes);
+            st = cux_conv_prepare(exe, g, 1);
             if (st == XPB_OK && (size_t)rs->conv.workspace > need)
                 need = (size_t)rs->conv.workspace;
         } else if (rs->step->engine == CUX_ENG_MATMUL) {
-            st = cux_mm_prepare(exe, g, &tune_ws, &tune_bytes);
+            st = cux_mm_prepare(exe, g);
             if (st == XPB_OK && rs->mm.workspace > need)
                 need = rs->mm.workspace;
         }
     }
-    if (tune_ws)
-        cux_released(cudaFree(tune_ws), "compile: cudaFree (tuning workspace)");
     if (st != XPB_OK)
         return st;
     exe->workspace_bytes = need > CUX_ALIGN ? need : CUX_ALIGN;
@@ -349,6 +346,7 @@ void cux_destroy(xpb_executable *exe)
             if (exe->events[i])
                 cux_released(cudaEventDestroy(exe->events[i]), "destroy: cudaEventDestroy");
     cux_free_streaming(exe);
+    cux_tune_release(exe);
     if (exe->arena)
         cux_released(cudaFree(exe->arena), "destroy: cudaFree (arena)");
     if (exe->workspace)
@@ -463,6 +461,7 @@ xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program 
         goto fail;
     if (!o.profiling && !env_on("XPB_CUDA_EAGER") && (st = capture(exe)) != XPB_OK)
         goto fail;
+    cux_tune_release(exe); /* the engines are chosen */
     exe->prep_stale = exe->plan->n_prep > 0;
     if (env_on("XPB_CUDA_DUMP"))
         dump(exe, stderr);

@@ -111,6 +111,8 @@ struct xpb_executable {
     char *arena; /* plan->arena_bytes of device memory */
     void *workspace;
     size_t workspace_bytes;
+    void *tune_ws; /* compile only: the scratch engine candidates run with (glue/tuning.c) */
+    size_t tune_bytes;
     void *staging; /* host-boundary conversions: the largest transferable tensor in fp32 */
     size_t staging_bytes;
     cux_run_step *steps; /* plan->n_steps */

@@ -12,8 +12,8 @@
  * (BIAS, RELU, RELU_BIAS); LeakyReLU and tanh, which cuBLASLt has not, run as the own epilogue
  * kernel after the matmul. Under the 16-bit policies the heuristics may only propose split-K
  * reductions in the compute type (fp32), never in the 16-bit output type (plan/engines.c). The
- * algorithm is chosen among cuBLASLt's heuristic answers by timing them on the real operands
- * once per shape and process (plan/tune_cache.h). */
+ * algorithm is chosen among cuBLASLt's heuristic answers that run on the real operands: the
+ * first, or with timing the fastest, once per shape and process (plan/tune_cache.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -58,36 +58,24 @@ typedef struct mm_choice {
 
 static float alpha_one = 1.0f, beta_zero = 0.0f;
 
-/* Seconds of one matmul with `algo` (best of CUX_MM_RUNS after a warm-up); < 0 on failure. */
-static double time_algo(xpb_executable *exe, cux_mm_run *m, const cublasLtMatmulAlgo_t *algo,
-                        void *ws, size_t ws_bytes)
+/* One run of a candidate algorithm (tuning.h's cux_candidate_run), on the tuning scratch. */
+struct trial {
+    uint32_t op;
+    cux_mm_run *m;
+    const cublasLtMatmulAlgo_t *algo;
+    size_t ws_bytes;
+};
+
+static xpb_status run_algo(xpb_executable *exe, void *ctx)
 {
-    cudaStream_t st = exe->be->stream;
-    cudaEvent_t e0, e1;
-    double best = -1.0;
-    if (cudaEventCreate(&e0) != cudaSuccess)
-        return -1.0;
-    if (cudaEventCreate(&e1) != cudaSuccess)
-        goto destroy_e0;
-    for (int i = 0; i <= CUX_MM_RUNS; i++) {
-        float ms = 0.0f;
-        if (cudaEventRecord(e0, st) != cudaSuccess ||
-            cublasLtMatmul(exe->be->lt, m->desc, &alpha_one, m->pa, m->a, m->pb, m->b, &beta_zero,
-                           m->pd, m->d, m->pd, m->d, algo, ws, ws_bytes,
-                           st) != CUBLAS_STATUS_SUCCESS ||
-            cudaEventRecord(e1, st) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
-            cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) {
-            best = -1.0;
-            break;
-        }
-        if (i > 0 && (best < 0.0 || ms * 1e-3 < best)) /* run 0 is the warm-up */
-            best = ms * 1e-3;
-    }
-    cux_released(cudaEventDestroy(e1), "tuning event");
-destroy_e0:
-    cux_released(cudaEventDestroy(e0), "tuning event");
-    (void)cudaGetLastError(); /* an algorithm that failed to run is just not chosen */
-    return best;
+    const struct trial *t = ctx;
+    const cux_mm_run *m = t->m;
+    CUX_CUBLAS(exe, t->op,
+               cublasLtMatmul(exe->be->lt, m->desc, &alpha_one, m->pa, m->a, m->pb, m->b,
+                              &beta_zero, m->pd, m->d, m->pd, m->d, t->algo, exe->tune_ws,
+                              t->ws_bytes, exe->be->stream),
+               "cublasLtMatmul (trial run)");
+    return XPB_OK;
 }
 
 void cux_mm_free(cux_mm_run *m)
@@ -193,85 +181,106 @@ static cublasLtEpilogue_t epilogue_of(const cux_step *s, int fused)
     return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
-xpb_status cux_mm_prepare(xpb_executable *exe, uint32_t g, void **tune_ws, size_t *tune_bytes)
+/* cuBLASLt's heuristic answers for m's descriptor (at most CUX_MM_ALGOS into res, *found of
+ * them), with the workspace cap and the reduction schemes the output type allows. */
+static xpb_status heuristics(xpb_executable *exe, const cux_step *s, cux_mm_run *m,
+                             cublasLtMatmulHeuristicResult_t *res, int *found)
 {
-    cux_run_step *rs = &exe->steps[g];
-    const cux_step *s = rs->step;
-    cux_mm_run *m = &rs->mm;
-    uint32_t o = s->op;
-    cublasLtMatmulHeuristicResult_t res[CUX_MM_ALGOS];
-    int found = 0;
-    mm_key key;
-    xpb_status st;
-    /* with cuBLASLt's epilogue when it has one for the step, else plain and the own kernel */
-    for (int fused = 1; fused >= 0 && !found; fused--) {
-        cublasLtEpilogue_t ep = epilogue_of(s, fused);
-        if (!fused && m->desc)
-            cux_mm_free(m);
-        if ((st = describe(exe, s, ep, m, &key)) != XPB_OK)
-            return st;
-        cublasLtMatmulPreference_t pref;
-        size_t cap = CUX_MM_WORKSPACE;
-        CUX_CUBLAS(exe, o, cublasLtMatmulPreferenceCreate(&pref), "matmul preference");
-        uint32_t schemes = cux_lt_reduction_mask(s->out[0].type);
-        cublasStatus_t b = cublasLtMatmulPreferenceSetAttribute(
-            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &cap, sizeof cap);
-        if (b == CUBLAS_STATUS_SUCCESS)
-            b = cublasLtMatmulPreferenceSetAttribute(
-                pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes);
-        if (b == CUBLAS_STATUS_SUCCESS)
-            b = cublasLtMatmulAlgoGetHeuristic(exe->be->lt, m->desc, m->a, m->b, m->d, m->d, pref,
-                                               CUX_MM_ALGOS, res, &found);
-        cux_released_lt(cublasLtMatmulPreferenceDestroy(pref), "matmul preference");
-        if (b != CUBLAS_STATUS_SUCCESS)
-            found = 0;
-        m->fused_act = found > 0 && fused && s->act == CUX_ACT_RELU;
-        /* an epilogue kernel still runs for an activation cuBLASLt lacks, or for a bias it
-         * could not take */
-        rs->epilogue =
-            found > 0 && ((fused && s->act != CUX_ACT_NONE && s->act != CUX_ACT_RELU) ||
-                          (!fused && (s->bias.buf != CUX_NONE || s->act != CUX_ACT_NONE)));
-        rs->epilogue_bias = found > 0 && !fused && s->bias.buf != CUX_NONE;
-    }
-    if (!found) {
-        char label[256];
-        cux_op_label(exe->prog, o, label, sizeof label);
-        return cux_error_msg(
-            exe->err, XPB_UNSUPPORTED,
-            "%s: cuBLASLt has no algorithm for this matmul (m %lld, n %lld, k %lld)", label,
-            (long long)key.m, (long long)key.n, (long long)key.k);
-    }
+    cublasLtMatmulPreference_t pref;
+    size_t cap = CUX_MM_WORKSPACE;
+    uint32_t schemes = cux_lt_reduction_mask(s->out[0].type);
+    *found = 0;
+    CUX_CUBLAS(exe, s->op, cublasLtMatmulPreferenceCreate(&pref), "matmul preference");
+    cublasStatus_t b = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &cap, sizeof cap);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                 &schemes, sizeof schemes);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasLtMatmulAlgoGetHeuristic(exe->be->lt, m->desc, m->a, m->b, m->d, m->d, pref,
+                                           CUX_MM_ALGOS, res, found);
+    cux_released_lt(cublasLtMatmulPreferenceDestroy(pref), "matmul preference");
+    if (b != CUBLAS_STATUS_SUCCESS)
+        *found = 0; /* nothing for this form of the matmul */
+    return XPB_OK;
+}
+
+/* The algorithm of m among res[0..found): the cached choice of `key`, else the first that runs
+ * (timing off) or the fastest of those that run. XPB_UNSUPPORTED when none ran. */
+static xpb_status choose_algo(xpb_executable *exe, const cux_step *s, cux_mm_run *m,
+                              const mm_key *key, const cublasLtMatmulHeuristicResult_t *res,
+                              int found)
+{
     mm_choice choice;
-    int device = exe->be->device;
-    if (cux_tune_find(CUX_TUNE_MATMUL, device, &key, sizeof key, &choice, sizeof choice)) {
+    int device = exe->be->device, tuning = cux_tuning_on(), pick = -1;
+    if (cux_tune_find(CUX_TUNE_MATMUL, device, key, sizeof *key, &choice, sizeof choice)) {
         m->algo = choice.algo;
         m->workspace = (size_t)choice.workspace;
         return XPB_OK;
     }
-    int pick = 0;
-    if (found > 1 && cux_tuning_on()) {
-        size_t need = 0;
-        for (int i = 0; i < found; i++)
-            if (res[i].workspaceSize > need)
-                need = res[i].workspaceSize;
-        if ((st = cux_tune_scratch(exe, tune_ws, tune_bytes, need)) != XPB_OK)
+    double best = -1.0;
+    xpb_status worst = XPB_UNSUPPORTED;
+    for (int i = 0; i < found && !(pick >= 0 && !tuning); i++) {
+        struct trial t = {s->op, m, &res[i].algo, res[i].workspaceSize};
+        double sec = 0.0;
+        xpb_status st = cux_tune_scratch(exe, res[i].workspaceSize);
+        if (st == XPB_OK)
+            st = cux_try_candidate(exe, s->op, run_algo, &t, tuning ? CUX_MM_RUNS : 0, &sec);
+        if (st == XPB_DEVICE_ERROR || st == XPB_OUT_OF_MEMORY)
             return st;
-        double best = -1.0;
-        for (int i = 0; i < found; i++) {
-            double t = time_algo(exe, m, &res[i].algo, *tune_ws, res[i].workspaceSize);
-            if (t >= 0.0 && (best < 0.0 || t < best)) {
-                best = t;
-                pick = i;
-            }
+        if (st == XPB_INTERNAL)
+            worst = st;
+        if (st == XPB_OK && (pick < 0 || sec < best)) {
+            best = sec;
+            pick = i;
         }
     }
+    if (pick < 0)
+        return worst; /* the last failure is in exe->err */
     m->algo = res[pick].algo;
     m->workspace = res[pick].workspaceSize;
     memset(&choice, 0, sizeof choice);
     choice.algo = m->algo;
     choice.workspace = m->workspace;
-    if (found > 1 && cux_tuning_on())
-        cux_tune_add(CUX_TUNE_MATMUL, device, &key, sizeof key, &choice, sizeof choice);
+    if (tuning)
+        cux_tune_add(CUX_TUNE_MATMUL, device, key, sizeof *key, &choice, sizeof choice);
+    return XPB_OK;
+}
+
+xpb_status cux_mm_prepare(xpb_executable *exe, uint32_t g)
+{
+    cux_run_step *rs = &exe->steps[g];
+    const cux_step *s = rs->step;
+    cux_mm_run *m = &rs->mm;
+    cublasLtMatmulHeuristicResult_t res[CUX_MM_ALGOS];
+    mm_key key;
+    xpb_status st = XPB_UNSUPPORTED;
+    /* with cuBLASLt's epilogue when it has one for the step, else plain and the own kernel */
+    for (int fused = 1; fused >= 0 && st != XPB_OK; fused--) {
+        int found = 0;
+        cux_mm_free(m);
+        if ((st = describe(exe, s, epilogue_of(s, fused), m, &key)) != XPB_OK ||
+            (st = heuristics(exe, s, m, res, &found)) != XPB_OK)
+            return st;
+        st = found ? choose_algo(exe, s, m, &key, res, found) : XPB_UNSUPPORTED;
+        if (st == XPB_DEVICE_ERROR || st == XPB_OUT_OF_MEMORY || st == XPB_INTERNAL)
+            return st;
+        m->fused_act = st == XPB_OK && fused && s->act == CUX_ACT_RELU;
+        /* an epilogue kernel still runs for an activation cuBLASLt lacks, or for a bias it
+         * could not take */
+        rs->epilogue =
+            st == XPB_OK && ((fused && s->act != CUX_ACT_NONE && s->act != CUX_ACT_RELU) ||
+                             (!fused && (s->bias.buf != CUX_NONE || s->act != CUX_ACT_NONE)));
+        rs->epilogue_bias = st == XPB_OK && !fused && s->bias.buf != CUX_NONE;
+    }
+    if (st != XPB_OK) {
+        char label[256];
+        cux_op_label(exe->prog, s->op, label, sizeof label);
+        return cux_error_msg(exe->err, XPB_UNSUPPORTED,
+                             "%s: cuBLASLt has no algorithm that runs this matmul (m %lld, n %lld, "
+                             "k %lld)",
+                             label, (long long)key.m, (long long)key.n, (long long)key.k);
+    }
     return XPB_OK;
 }
 
