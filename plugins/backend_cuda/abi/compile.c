@@ -13,16 +13,18 @@
  *      failures come before any collective;
  *   6. a warm-up: every phase once, step by step with a synchronisation after each, so that a
  *      failure names its op and every library has done its lazy initialisation (NCCL connects
- *      its ranks at the first collective, outside any capture); then the arena and records are
- *      reset (the host writes parameters and state after compile);
+ *      its ranks at the first collective, outside any capture); a fused convolution whose plan
+ *      fails here runs unfused instead (glue/bind.c); then the arena and records are reset (the
+ *      host writes parameters and state after compile);
  *   7. one CUDA graph per phase, captured from the same enqueueing code, instantiated and
  *      uploaded, NCCL collectives included (NCCL >= 2.9 supports capture; capturing is a
- *      collective property, and every rank decides it alike). Under profiling, or with
- *      XPB_CUDA_EAGER=1 (a diagnostic, to be set on every rank alike), phases are enqueued step
- *      by step instead.
+ *      collective property, and every rank decides it alike); a phase whose capture fails gets
+ *      its fused convolutions unfused, and then runs eagerly if it still fails (abi/exec.c,
+ *      logged). Under profiling, or with XPB_CUDA_EAGER=1 (a diagnostic, to be set on every
+ *      rank alike), phases are enqueued step by step instead.
  * A data-parallel rank first moves to its device (coll.h, cux_rank_device).
- * XPB_CUDA_NO_TUNE=1 takes the heuristics' first choice instead of timing; XPB_CUDA_DUMP=1
- * prints every step with its engine to stderr. */
+ * XPB_CUDA_NO_TUNE=1 takes the first candidate that runs instead of timing them all;
+ * XPB_CUDA_DUMP=1 prints every step with its engine to stderr. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 #include "abi/exec.h"
 #include "glue/arena.h"
 #include "glue/backend.h"
+#include "glue/bind.h"
 #include "glue/conv.h"
 #include "glue/log.h"
 #include "glue/matmul.h"
@@ -47,58 +50,6 @@ static int env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && v[0] && strcmp(v, "0") != 0;
-}
-
-/* The record of `phase` in the arena (device memory owned by the executable). */
-static cux_phase_rec *dev_rec(const xpb_executable *exe, uint32_t phase)
-{
-    return (cux_phase_rec *)(exe->arena + exe->plan->bufs[exe->plan->state_buf].offset +
-                             cux_rec_offset(phase));
-}
-
-/* The kernel parameter block of an own-kernel step. */
-static void fill_kparams(xpb_executable *exe, const cux_step *s, cux_kparams *kp)
-{
-    const cux_plan *plan = exe->plan;
-    memset(kp, 0, sizeof *kp);
-    kp->kernel = s->kernel;
-    kp->op = s->op == CUX_NONE ? -1 : (int32_t)s->op;
-    kp->act = s->act;
-    kp->alpha = s->act_alpha;
-    kp->flags = s->flags;
-    if (s->op != CUX_NONE)
-        kp->attrs = xpb_program_op(exe->prog, s->op)->attrs;
-    for (int k = 0; k < CUX_MAX_IN; k++)
-        kp->t[CUX_T_IN + k] = cux_tview_of(exe, &s->in[k]);
-    for (int k = 0; k < CUX_MAX_OUT; k++)
-        kp->t[CUX_T_OUT + k] = cux_tview_of(exe, &s->out[k]);
-    kp->t[CUX_T_BIAS] = cux_tview_of(exe, &s->bias);
-    kp->t[CUX_T_RESID] = cux_tview_of(exe, &s->resid);
-    kp->t[CUX_T_MASK] = cux_tview_of(exe, &s->mask);
-    kp->t[CUX_T_EXTRA] = cux_tview_of(exe, &s->extra);
-    kp->scratch = exe->workspace;
-    kp->scratch_bytes = exe->workspace_bytes;
-    uint32_t phase = s->phase != CUX_NONE ? s->phase : 0;
-    kp->rec = exe->prog->n_phases ? dev_rec(exe, phase) : NULL;
-    if (s->counter != CUX_NONE)
-        kp->counters = (uint64_t *)(exe->arena + plan->bufs[plan->state_buf].offset +
-                                    cux_counter_offset(plan, s->counter));
-    kp->n_counters = s->n_counters;
-    kp->sm_count = exe->be->sm_count;
-}
-
-/* The epilogue after a conv / matmul that the engine could not fuse: y = act(y [+ bias]
- * [+ residual]) in place. */
-static void fill_epilogue(xpb_executable *exe, cux_run_step *rs)
-{
-    const cux_step *s = rs->step;
-    cux_step e = *s;
-    e.kernel = CUX_K_EPILOGUE;
-    if (!rs->epilogue_bias)
-        e.bias.buf = CUX_NONE;
-    if (s->engine == CUX_ENG_MATMUL)
-        e.resid.buf = CUX_NONE;
-    fill_kparams(exe, &e, &rs->kp);
 }
 
 /* Writes every phase's initial record (the loss scaler's start and growth interval in a phase
@@ -205,20 +156,27 @@ static xpb_status prepare_steps(xpb_executable *exe)
     exe->workspace_bytes = need > CUX_ALIGN ? need : CUX_ALIGN;
     CUX_CUDA(exe, CUX_NONE, cudaMalloc(&exe->workspace, exe->workspace_bytes),
              "compile: workspace");
-    for (uint32_t g = 0; g < plan->n_steps; g++) {
-        cux_run_step *rs = &exe->steps[g];
-        if (rs->step->engine == CUX_ENG_KERNEL)
-            fill_kparams(exe, rs->step, &rs->kp);
-        else if (rs->epilogue)
-            fill_epilogue(exe, rs);
-        if (rs->step->engine == CUX_ENG_CONV && (st = cux_conv_bind(exe, rs)) != XPB_OK)
-            return st;
-    }
-    for (uint32_t g = 0; g < plan->n_prep; g++) {
-        exe->prep[g].step = &plan->prep[g];
-        fill_kparams(exe, &plan->prep[g], &exe->prep[g].kp);
-    }
-    return XPB_OK;
+    return cux_bind_steps(exe);
+}
+
+/* Warm-up step `g`: run and waited for. A fused convolution whose plan fails here (without
+ * losing the context) gets the unfused form (glue/bind.c) and runs again. */
+static xpb_status warm_step(xpb_executable *exe, uint32_t g)
+{
+    uint32_t op = exe->steps[g].step->op;
+    xpb_status st = cux_enqueue_step(exe, g, 0);
+    if (st == XPB_OK)
+        st = cux_nccl_wait(exe, op, "compile: warm-up run");
+    if (st == XPB_OK || st == XPB_OUT_OF_MEMORY || !cux_fused_conv(exe, g) ||
+        cux_lost(exe->be->device) || cux_nccl_failed(exe))
+        return st;
+    char why[CUX_ERR_SIZE + 32];
+    int grew = 0;
+    snprintf(why, sizeof why, "at the warm-up (%s)", exe->err);
+    if ((st = cux_unfuse(exe, g, why, &grew)) != XPB_OK)
+        return st;
+    st = cux_enqueue_step(exe, g, 0);
+    return st == XPB_OK ? cux_nccl_wait(exe, op, "compile: warm-up run") : st;
 }
 
 /* Every phase once, synchronising after each step so that a failure names its op. */
@@ -229,11 +187,9 @@ static xpb_status warm_up(xpb_executable *exe)
     if ((st = cux_run_prep(exe)) != XPB_OK)
         return st;
     for (uint32_t k = 0; k < exe->prog->n_phases; k++)
-        for (uint32_t g = exe->plan->phase_begin[k]; g < exe->plan->phase_end[k]; g++) {
-            if ((st = cux_enqueue_step(exe, g, 0)) != XPB_OK ||
-                (st = cux_nccl_wait(exe, exe->steps[g].step->op, "compile: warm-up run")) != XPB_OK)
+        for (uint32_t g = exe->plan->phase_begin[k]; g < exe->plan->phase_end[k]; g++)
+            if ((st = warm_step(exe, g)) != XPB_OK)
                 return st;
-        }
     /* back to the state after compile: zeroed tensors, fresh records and counters */
     CUX_CUDA(exe, CUX_NONE, cudaMemsetAsync(exe->arena, 0, (size_t)exe->plan->arena_bytes, s),
              "compile: resetting the arena");
@@ -247,9 +203,12 @@ static void dump(const xpb_executable *exe, FILE *f)
     static const char *const types[] = {"f32", "f16", "bf16", "i32"};
     static const char *const layouts[] = {"nchw", "nhwc"};
     const cux_plan *plan = exe->plan;
-    fprintf(f, "cuda: %u steps, arena %.1f MiB (peak live %.1f MiB), workspace %.1f MiB\n",
+    fprintf(f,
+            "cuda: %u steps, arena %.1f MiB (peak live %.1f MiB), workspace %.1f MiB; %u fused "
+            "convolutions unfused at warm-up or capture, %u phases without a CUDA graph\n",
             plan->n_steps, (double)plan->arena_bytes / 1048576.0,
-            (double)plan->peak_bytes / 1048576.0, (double)exe->workspace_bytes / 1048576.0);
+            (double)plan->peak_bytes / 1048576.0, (double)exe->workspace_bytes / 1048576.0,
+            exe->n_unfused, exe->n_eager);
     for (uint32_t g = 0; g < plan->n_steps; g++) {
         const cux_step *s = &plan->steps[g];
         const cux_run_step *rs = &exe->steps[g];
@@ -267,21 +226,6 @@ static void dump(const xpb_executable *exe, FILE *f)
                         layouts[s->out[k].layout & 1]);
         fprintf(f, "\n");
     }
-}
-
-static xpb_status capture(xpb_executable *exe)
-{
-    uint32_t n = exe->prog->n_phases;
-    exe->graphs = calloc(n + 1u, sizeof *exe->graphs);
-    exe->graph_exec = calloc(n + 1u, sizeof *exe->graph_exec);
-    if (!exe->graphs || !exe->graph_exec)
-        return cux_error_msg(exe->err, XPB_OUT_OF_MEMORY, "compile: out of memory");
-    for (uint32_t k = 0; k < n; k++) {
-        xpb_status st = cux_capture_phase(exe, k);
-        if (st != XPB_OK)
-            return st;
-    }
-    return XPB_OK;
 }
 
 static xpb_status make_events(xpb_executable *exe)
@@ -459,7 +403,7 @@ xpb_status cux_compile(xpb_executable **out, xpb_backend *be, const xpb_program 
         goto fail;
     if ((st = warm_up(exe)) != XPB_OK)
         goto fail;
-    if (!o.profiling && !env_on("XPB_CUDA_EAGER") && (st = capture(exe)) != XPB_OK)
+    if (!o.profiling && !env_on("XPB_CUDA_EAGER") && (st = cux_capture(exe)) != XPB_OK)
         goto fail;
     cux_tune_release(exe); /* the engines are chosen */
     exe->prep_stale = exe->plan->n_prep > 0;

@@ -30,12 +30,12 @@ xpb_status cux_run(xpb_executable *exe, uint32_t phase)
             return st;
         exe->prep_stale = 0;
     }
-    if (exe->graph_exec) {
+    if (exe->graph_exec && exe->graph_exec[phase]) {
         CUX_CUDA(exe, CUX_NONE, cudaGraphLaunch(exe->graph_exec[phase], exe->be->stream),
                  "run: cudaGraphLaunch");
     } else {
         int events = exe->events != NULL;
-        if ((st = cux_enqueue_phase(exe, phase, events, 0)) != XPB_OK)
+        if ((st = cux_enqueue_phase(exe, phase, events, 0, NULL)) != XPB_OK)
             return st;
         if (events)
             exe->pending[phase] = 1;

@@ -119,7 +119,10 @@ struct xpb_executable {
     cux_run_step *prep;  /* plan->n_prep */
     int prep_stale;      /* a folded input was written since the prep steps last ran */
     cudaGraph_t *graphs; /* per phase; NULL under profiling or XPB_CUDA_EAGER */
-    cudaGraphExec_t *graph_exec;
+    cudaGraphExec_t
+        *graph_exec;    /* per phase; a NULL entry: the phase runs eagerly (capture failed) */
+    uint32_t n_eager;   /* phases that run eagerly although graphs were asked for */
+    uint32_t n_unfused; /* fused convolutions replaced by the unfused form at warm-up / capture */
     cux_phase_rec *host_rec; /* pinned host copies of the phase records */
     cux_stream_in *inputs;
     uint32_t n_inputs;

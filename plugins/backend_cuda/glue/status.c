@@ -72,6 +72,12 @@ xpb_status cux_cuda_error(char *err, const xpb_program *prog, uint32_t op, cudaE
     return st;
 }
 
+int cux_lost(int device)
+{
+    char msg[8];
+    return cux_sticky_refusal(msg, sizeof msg, device, "") != 0;
+}
+
 xpb_status cux_usable(char *err, int device, const char *what)
 {
     char msg[CUX_ERR_SIZE - 8];

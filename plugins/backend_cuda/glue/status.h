@@ -22,6 +22,8 @@ xpb_status cux_error_msg(char *err, xpb_status st, const char *fmt, ...)
 /* XPB_OK while `device` has not lost its CUDA context in this process; else XPB_DEVICE_ERROR with
  * "cuda: <what>: device D is unusable: ... (<the first sticky failure>) ..." in err. */
 xpb_status cux_usable(char *err, int device, const char *what);
+/* True when `device` lost its CUDA context in this process (a sticky error was met). */
+int cux_lost(int device);
 /* Release calls (destroy, close) return nothing to the host: a failure is logged as a warning
  * naming `what`, and the runtime's error state is cleared. */
 void cux_released(cudaError_t e, const char *what);
