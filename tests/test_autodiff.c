@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "plugin/loader.h"
+#include "program/init.h"
 #include "program/model_program.h"
 #include "run/session.h"
 

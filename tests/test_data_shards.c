@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "plugin/loader.h"
+#include "program/init.h"
 #include "program/model_program.h"
 
 static xpb_registry *registry;

@@ -23,6 +23,7 @@
 
 #include "program/builder.h"
 #include "plugin/loader.h"
+#include "program/init.h"
 #include "program/model_program.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
@@ -723,7 +724,7 @@ static int check_scenarios(const char *dir, int run)
             }
             if (!run)
                 continue;
-            xpb_runner_opts ro = {.label = c->id};
+            xpb_runner_opts ro = {.label = c->id, .verify_step = xpb_verify_step};
             json_t *res = xpb_run_one(registry, c, &ro);
             assert_non_null(res);
             const char *status = json_string_value(json_object_get(res, "status"));

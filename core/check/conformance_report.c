@@ -9,18 +9,6 @@
 #include "base/names.h"
 
 /* The one table of verdict spellings, in enum order. */
-static const char *const verdict_names[XPB_CONFORMANCE_VERDICT_COUNT] = {
-    [XPB_CONFORMANCE_PASS] = "PASS",
-    [XPB_CONFORMANCE_FAIL] = "FAIL",
-    [XPB_CONFORMANCE_UNSUPPORTED] = "UNSUPPORTED",
-    [XPB_CONFORMANCE_ERROR] = "ERROR",
-};
-
-const char *xpb_conformance_verdict_name(uint32_t verdict)
-{
-    return verdict < XPB_CONFORMANCE_VERDICT_COUNT ? verdict_names[verdict] : "?";
-}
-
 /* Whether the row has numbers: it ran on both sides and was compared. */
 static int compared(const xpb_ct_result *r)
 {

@@ -7,7 +7,11 @@
 #include <jansson.h>
 
 #include "check/judge.h"
-#include "check/conformance.h"
+#include <xpubench/backend.h>
+
+#include "base/errmsg.h"
+#include "check/conformance_types.h"
+#include "plugin/loader.h"
 #include "check/conformance_case.h"
 
 /* One side of the comparison: an opened device of a backend. */

@@ -11,6 +11,7 @@
 #include "base/atomic_file.h"
 #include "base/names.h"
 #include "check/npy.h"
+#include "program/init.h"
 #include "run/run_record.h"
 #include "run/session.h"
 

@@ -13,6 +13,8 @@
 
 #include "parallel/agree.h"
 #include "cli/cli.h"
+#include "check/dump.h"
+#include "check/verify.h"
 #include "cli/cli_common.h"
 #include "machine/env.h"
 #include "parallel/parallel.h"
@@ -204,10 +206,12 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             else
                 snprintf(dump_dir, sizeof dump_dir, "%s/%s", dump, safe);
         }
-        xpb_runner_opts ro = {.dump_dir = dump && writer ? dump_dir : NULL,
-                              .label = label,
+        xpb_runner_opts ro = {.label = label,
                               .stop = &stop_requested,
-                              .par = par};
+                              .par = par,
+                              .dump_dir = dump && writer ? dump_dir : NULL,
+                              .dump_step = xpb_dump_step,
+                              .verify_step = xpb_verify_step};
         json_t *run = xpb_run_one(r, c, &ro);
         if (!run) {
             fprintf(stderr, "xpubench run: out of memory\n");

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program/model_program.h"
+#include "program/init.h"
 #include "program/rng.h"
 
 xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t t, float *buf)

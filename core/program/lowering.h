@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #include "program/builder.h"
-#include "program/model_program.h"
+#include "program/program_data.h"
+#include "program/program_options.h"
 
 /* Gradient contributions collected for one value before they are summed. */
 typedef struct contrib {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "program/lowering.h"
+#include "program/model_program.h"
 #include "base/names.h"
 #include "program/program_abi.h"
 

@@ -9,7 +9,7 @@
 
 #include "machine/host_usage.h"
 #include "scenario/run_config.h"
-#include "run/runner.h"
+#include "run/run_options.h"
 #include "run/session.h"
 #include "run/stream.h"
 

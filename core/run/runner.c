@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "parallel/agree.h"
-#include "check/dump.h"
 #include "machine/host_usage.h"
 #include "run/measure.h"
 #include "program/model_program.h"
@@ -25,7 +24,6 @@
 #include "run/run_record.h"
 #include "run/session.h"
 #include "run/stream.h"
-#include "check/verify.h"
 
 /* What one run has made so far, released by run_free. */
 typedef struct run_state {
@@ -169,15 +167,20 @@ static xpb_status check_first_step(run_state *r, const xpb_registry *registry)
     xpb_status st;
     if (r->opts->dump_dir) {
         xpb_progress_update(r->opts->label, 0, "dumping the first step");
-        if ((st = xpb_dump_step(r->opts->dump_dir, backend, r->mp, cfg, &r->err)))
+        if (!r->opts->dump_step)
+            return xpb_err_set(&r->err, XPB_INVALID_ARGUMENT, "no dump step was given");
+        if ((st = r->opts->dump_step(r->opts->dump_dir, backend, r->mp, cfg, &r->err)))
             return st;
     }
     if (!cfg->verify)
         return XPB_OK;
     xpb_progress_update(r->opts->label, 0,
                         "verifying the first step against " XPB_REFERENCE_BACKEND);
+    if (!r->opts->verify_step)
+        return xpb_err_set(&r->err, XPB_INVALID_ARGUMENT,
+                           "verify: true, but this caller cannot verify (no verify step given)");
     xpb_verify_result vr;
-    if ((st = xpb_verify_step(&vr, registry, backend, r->mp, cfg, &r->err)))
+    if ((st = r->opts->verify_step(&vr, registry, backend, r->mp, cfg, &r->err)))
         return st;
     json_object_set_new(r->verification, "verified", json_boolean(vr.passed));
     json_object_set_new(r->verification, "max_rel_error",

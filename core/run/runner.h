@@ -5,18 +5,10 @@
 #define XPB_CORE_RUNNER_H
 
 #include <jansson.h>
-#include <signal.h>
 
 #include "plugin/loader.h"
-#include "parallel/parallel.h"
+#include "run/run_options.h"
 #include "scenario/run_config.h"
-
-typedef struct xpb_runner_opts {
-    const char *dump_dir;        /* NULL: no dump */
-    const char *label;           /* progress label, e.g. "[2/5] conv6-train" */
-    volatile sig_atomic_t *stop; /* set by a signal handler: finish the run as interrupted */
-    xpb_parallel *par;           /* the ranks of a run launched as several; NULL: one process */
-} xpb_runner_opts;
 
 /* The run object of docs/results.md ("status" ok / unsupported / failed / interrupted).
  * With opts->par every rank calls it for the same run and every rank returns the same status

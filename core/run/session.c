@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "plugin/loader.h"
 #include "base/names.h"
+#include "program/init.h"
 #include "program/program_abi.h"
 
 /* Opens the device and reads its info into the (zeroed) session. */

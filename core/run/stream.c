@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program/init.h"
+
 /* Frees the staged buffers (not the arrays). */
 static void free_staged(xpb_stream *st)
 {

@@ -14,12 +14,7 @@
 
 #include "base/errmsg.h"
 #include "scenario/run_config.h"
-
-#define XPB_SCENARIO_MAX_BYTES (1024u * 1024u) /* larger files are refused */
-#define XPB_SCENARIO_MAX_RUNS 100000u          /* larger sweeps are refused */
-/* ... and so are sweeps whose expanded runs would take more memory than this (ids, names,
- * model parameters): 1 MiB of YAML could otherwise ask for gigabytes. */
-#define XPB_SCENARIO_MAX_EXPANDED_BYTES (256u * 1024u * 1024u)
+#include "scenario/scenario_limits.h"
 
 typedef struct xpb_scenario {
     char *path;        /* as given to load/parse */

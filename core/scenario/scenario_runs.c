@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario/scenario.h"
+#include "scenario/scenario_limits.h"
 #include "scenario/scenario_expand.h"
 #include "scenario/scenario_ids.h"
 
