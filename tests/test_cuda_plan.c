@@ -555,6 +555,33 @@ static void test_loss_scaling(void **state)
         assert_true(updates > 0);
         assert_int_equal(unscales, updates);
         assert_int_equal(plan->phase_scaled[k], 1);
+        /* CycleGAN's program updates a generator's parameters while the backward of the
+         * others still runs: every gradient is unscaled after the last step that writes it
+         * (before, all were unscaled before the phase's first update, some before they were
+         * computed, and those updates used gradients times the scale), and no update runs
+         * before the overflow of every gradient of the phase is known (all or none) */
+        uint32_t first_update = plan->phase_end[k];
+        for (uint32_t g = plan->phase_begin[k]; g < plan->phase_end[k]; g++) {
+            const cux_step *s = &plan->steps[g];
+            int upd =
+                s->engine == CUX_ENG_KERNEL && (s->kernel == CUX_K_SGD || s->kernel == CUX_K_ADAM);
+            if (upd && g < first_update)
+                first_update = g;
+            if (s->engine == CUX_ENG_KERNEL && s->kernel == CUX_K_UNSCALE)
+                for (uint32_t h = g + 1; h < plan->phase_end[k]; h++)
+                    if (h != g && writes(&plan->steps[h], s->in[0].buf) &&
+                        !(plan->steps[h].kernel == CUX_K_UNSCALE))
+                        fail_msg("phase %u: step %u unscales buffer %u, which step %u writes later",
+                                 k, g, s->in[0].buf, h);
+        }
+        for (uint32_t g = first_update; g + 1 < plan->phase_end[k]; g++) {
+            const cux_step *s = &plan->steps[g];
+            if (!(s->engine == CUX_ENG_KERNEL &&
+                  (s->kernel == CUX_K_SGD || s->kernel == CUX_K_ADAM ||
+                   s->kernel == CUX_K_CONVERT)))
+                fail_msg("phase %u: step %u (op %u) runs after the first update (step %u)", k, g,
+                         s->op, first_update);
+        }
         assert_true(plan->steps[plan->phase_end[k] - 1].flags & CUX_STEP_SCALED);
     }
     cux_plan_free(plan);

@@ -20,9 +20,10 @@
  * Every phase starts with PHASE_BEGIN (resets the phase's status record) and ends with
  * PHASE_END (advances the dropout counters of the phase and, in a phase that scales its loss,
  * the loss scaler). In such a phase (plan_scaling.c decides which, under fp16-mixed) the
- * scaled loss backward steps multiply by the loss scale, and before the first update of the
- * phase one UNSCALE step per dependent update's gradient divides by it and records a
- * non-finite value, in which case those updates are skipped for the step (CUX_STEP_SKIPPABLE). */
+ * scaled loss backward steps multiply by the loss scale, and the dependent updates run at the
+ * end of the phase, after one UNSCALE step per dependent
+ * update's gradient divides it by the scale and records a non-finite value, in which case all
+ * of those updates are skipped for the step (CUX_STEP_SKIPPABLE). */
 #include "plan/plan_error.h"
 #include "plan/plan_lower.h"
 #include "plan/plan_lower_engines.h"
@@ -30,26 +31,33 @@
 #include "plan/plan_step.h"
 #include "plan/plan_tensor.h"
 
-/* ---- fp16 loss scaling (plan_scaling.c): unscale the gradients of the phase's dependent
- * updates, before its first update ---- */
+/* ---- fp16 loss scaling (plan_scaling.c): the dependent updates of a scaled phase run at its
+ * end, each gradient unscaled first, so that all of them or none are skipped ---- */
 
-static xpb_status unscale_grads(cux_plan *plan, uint32_t first_update)
+static xpb_status lower_deferred_updates(cux_plan *plan, uint32_t phase)
 {
-    uint32_t phase = plan->op_phase[first_update];
     const xpb_phase *ph = xpb_program_phase(plan->prog, phase);
-    for (uint32_t j = first_update; j < ph->first_op + ph->n_ops; j++) {
+    uint32_t end = ph->first_op + ph->n_ops;
+    xpb_status st;
+    for (uint32_t j = ph->first_op; j < end; j++) {
         const xpb_op *op = cux_op(plan, j);
         if (!cux_is_update(op->kind) || !plan->op_scaled[j])
             continue;
+        plan->cur_op = j;
         cux_step s = cux_new_step(plan, j, CUX_ENG_KERNEL, CUX_K_UNSCALE);
         s.n_in = s.n_out = 1;
-        xpb_status st = cux_stored(plan, op->inputs[1], &s.in[0]);
-        if (st != XPB_OK)
+        if ((st = cux_stored(plan, op->inputs[1], &s.in[0])) != XPB_OK)
             return st;
         s.out[0] = s.in[0]; /* in place */
         if ((st = cux_commit(plan, &s)) != XPB_OK)
             return st;
     }
+    for (uint32_t j = ph->first_op; j < end; j++)
+        if (cux_is_update(cux_op(plan, j)->kind) && plan->op_scaled[j]) {
+            plan->cur_op = j;
+            if ((st = cux_lower_kernel(plan, j)) != XPB_OK)
+                return st;
+        }
     return XPB_OK;
 }
 
@@ -77,23 +85,15 @@ static int same_bucket(const cux_plan *plan, uint32_t i, uint32_t j)
  * runs on one stream, so the reduce sees the finished gradient and the update the reduced one.
  * The steps of a bucket are consecutive (the ops are, and none needs a conversion) and form one
  * NCCL group: no memory-plan constraint (a bucket's gradients need not be contiguous) and no
- * packing copies, while NCCL still launches the whole bucket at once. */
-static xpb_status lower_all_reduce(cux_plan *plan, uint32_t i, int seen_update)
+ * packing copies, while NCCL still launches the whole bucket at once. Under fp16-mixed a scaled
+ * phase unscales after every reduce of the phase (its updates run at its end): the averaged
+ * scaled gradient is the same on every rank, so every rank finds the same overflow and skips
+ * alike. */
+static xpb_status lower_all_reduce(cux_plan *plan, uint32_t i)
 {
     if (plan->opt.ranks <= 1)
         return XPB_OK; /* the identity: no step */
     const xpb_op *op = cux_op(plan, i);
-    if (plan->phase_scaled[plan->op_phase[i]] && seen_update) {
-        /* the phase's updates run on gradients unscaled per rank before this reduce: a
-         * non-finite gradient on one rank would skip the update there only */
-        char label[256];
-        cux_op_label(plan->prog, i, label, sizeof label);
-        return cux_fail(plan, XPB_UNSUPPORTED,
-                        "%s: comes after an optimizer update of its phase; under fp16-mixed the "
-                        "cuda backend needs every ALL_REDUCE of a phase before its first update "
-                        "(as the host emits them)",
-                        label);
-    }
     cux_step s = cux_new_step(plan, i, CUX_ENG_COLL, 0);
     s.n_in = s.n_out = 1;
     xpb_status st = cux_stored(plan, op->inputs[0], &s.in[0]);
@@ -128,7 +128,7 @@ static xpb_status bookkeeping(cux_plan *plan, uint32_t phase, int kernel, uint32
     return cux_push_step(&plan->steps, &plan->n_steps, &plan->cap_steps, plan, &s);
 }
 
-static xpb_status lower_op(cux_plan *plan, uint32_t i, int *seen_update)
+static xpb_status lower_op(cux_plan *plan, uint32_t i)
 {
     const xpb_op *op = cux_op(plan, i);
     plan->cur_op = i;
@@ -149,15 +149,11 @@ static xpb_status lower_op(cux_plan *plan, uint32_t i, int *seen_update)
     case XPB_OP_RESHAPE:
         return cux_lower_reshape(plan, i);
     case XPB_OP_ALL_REDUCE:
-        return lower_all_reduce(plan, i, *seen_update);
+        return lower_all_reduce(plan, i);
     case XPB_OP_SGD_UPDATE:
     case XPB_OP_ADAM_UPDATE:
-        if (plan->phase_scaled[plan->op_phase[i]] && !*seen_update) {
-            *seen_update = 1;
-            xpb_status st = unscale_grads(plan, i);
-            if (st != XPB_OK)
-                return st;
-        }
+        if (plan->op_scaled[i])
+            return XPB_OK; /* at the end of the phase (lower_deferred_updates) */
         return cux_lower_kernel(plan, i);
     default:
         return cux_lower_kernel(plan, i);
@@ -182,10 +178,11 @@ xpb_status cux_lower(cux_plan *plan)
         plan->cur_op = ph->n_ops ? ph->first_op : CUX_NONE;
         if ((st = bookkeeping(plan, k, CUX_K_PHASE_BEGIN, CUX_NONE, 0)) != XPB_OK)
             return st;
-        int seen_update = 0;
         for (uint32_t j = ph->first_op; j < ph->first_op + ph->n_ops; j++)
-            if ((st = lower_op(plan, j, &seen_update)) != XPB_OK)
+            if ((st = lower_op(plan, j)) != XPB_OK)
                 return st;
+        if (plan->phase_scaled[k] && (st = lower_deferred_updates(plan, k)) != XPB_OK)
+            return st;
         if ((st = bookkeeping(plan, k, CUX_K_PHASE_END, first_counter, n_counters)) != XPB_OK)
             return st;
         plan->phase_end[k] = plan->n_steps;

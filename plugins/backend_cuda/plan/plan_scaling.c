@@ -9,7 +9,11 @@
  *     reads (a "dependent" update), and
  *   - no tensor on those paths is host-visible (the host would read S times the value),
  * and then only the loss backward ops on those paths multiply by S, and only the dependent
- * updates are preceded by an UNSCALE of their gradient and skipped when it overflowed. An
+ * updates are preceded by an UNSCALE of their gradient and skipped when it overflowed. Skipping
+ * is all or none for a phase, so the dependent updates run at the end of the phase, after every
+ * gradient is computed and unscaled (plan_lower.c): a program may update some parameters while
+ * the backward of others still runs (CycleGAN does), and a phase where an op after an update
+ * reads what the update wrote cannot be reordered so and does not scale. An
  * update of a gradient the host wrote (the SGD_UPDATE and ADAM_UPDATE cases of the conformance
  * suite) is never scaled, nor a program whose gradients the host reads. The host's training
  * programs put a phase's losses, backward ops and updates in that one phase, so a gradient
@@ -58,6 +62,23 @@ static void mark_backward(const cux_plan *plan, uint32_t first, uint32_t end, ui
     }
 }
 
+/* True when update op `j` may run at the end of its phase [.., end): no op of the phase after it
+ * that is not an update reads a tensor it writes (the parameter and the optimizer's state). */
+static int deferrable(const cux_plan *plan, uint32_t j, uint32_t end)
+{
+    const xpb_op *u = cux_op(plan, j);
+    for (uint32_t i = j + 1; i < end; i++) {
+        const xpb_op *op = cux_op(plan, i);
+        if (cux_is_update(op->kind))
+            continue;
+        for (uint32_t k = 0; k < op->n_inputs; k++)
+            for (uint32_t w = 0; w < u->n_inputs; w++)
+                if (w != 1 && op->inputs[k] == u->inputs[w]) /* input 1 is the gradient */
+                    return 0;
+    }
+    return 1;
+}
+
 /* Decides phase `phase`: flags its scaled loss backward ops and dependent updates in
  * plan->op_scaled and sets plan->phase_scaled. `from`, `to` are scratch marks per tensor. */
 static void decide_phase(cux_plan *plan, uint32_t phase, uint8_t *from, uint8_t *to)
@@ -84,6 +105,12 @@ static void decide_phase(cux_plan *plan, uint32_t phase, uint8_t *from, uint8_t 
     }
     if (!dependent)
         return;
+    /* the updates run after everything else of the phase (all or none of them, once every
+     * gradient's overflow is known): nothing after an update may read what it writes */
+    for (uint32_t j = first; j < end; j++)
+        if (cux_is_update(cux_op(plan, j)->kind) && to[cux_op(plan, j)->inputs[1]] &&
+            !deferrable(plan, j, end))
+            return;
     /* the scaled region: on a path from a loss gradient to a dependent update's gradient */
     mark_backward(plan, first, end, to);
     for (uint32_t t = 0; t < p->n_tensors; t++)
