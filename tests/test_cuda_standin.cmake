@@ -5,8 +5,12 @@
 # NVIDIA headers, no C++ compiler) both tests are registered but disabled.
 target_compile_definitions(${name} PRIVATE
   XPB_TEST_STANDIN_DIR="${CMAKE_BINARY_DIR}/tests/cuda_standin_plugin")
-# the light part in the suite; VGG16, ResNet18 and the CycleGAN training: heavy
-set_tests_properties(${name} PROPERTIES TIMEOUT 1200 LABELS cuda_standin)
+# The light part in the suite (about a minute and a half on two cores). The heavier model rows
+# (VGG16, ResNet18, CycleGAN in every policy and their trainings: the better part of an hour)
+# would take the whole suite over its 20 minutes, so test_cuda_standin_heavy is opt-in:
+# registered but disabled unless configured with -DXPB_CUDA_STANDIN_HEAVY=ON.
+option(XPB_CUDA_STANDIN_HEAVY "Run the cuda plugin's model rows on the CPU stand-in (long)" OFF)
+set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS cuda_standin)
 add_test(NAME ${name}_heavy COMMAND ${name} --heavy)
 set_tests_properties(${name}_heavy PROPERTIES TIMEOUT 7200 LABELS "cuda_standin;heavy"
   ENVIRONMENT "XPB_PLUGIN_PATH=;XPB_NO_PROGRESS=1")
@@ -23,6 +27,9 @@ function(xpb_cuda_standin_wire)
     add_dependencies(test_cuda_standin cuda_standin_plugin)
   else()
     set_tests_properties(test_cuda_standin test_cuda_standin_heavy PROPERTIES DISABLED TRUE)
+  endif()
+  if(NOT XPB_CUDA_STANDIN_HEAVY)
+    set_tests_properties(test_cuda_standin_heavy PROPERTIES DISABLED TRUE)
   endif()
 endfunction()
 cmake_language(DEFER CALL xpb_cuda_standin_wire)
