@@ -1,6 +1,7 @@
 /* Running this build's xpubench from a test (tests/test_cli.c, test_cuda_host.c,
- * test_report_cli.c): the command's standard output and error go to files in the test's
- * scratch folder `tmpdir` (declared here, created by the test's setup), read back whole. */
+ * test_report_cli.c, test_crash.c, test_info_program.c): the command's standard output and
+ * error go to files in the test's scratch folder `tmpdir` (declared here, created by the
+ * test's setup, make_tmpdir), read back whole. */
 #ifndef XPB_TESTS_CLI_HARNESS_H
 #define XPB_TESTS_CLI_HARNESS_H
 
@@ -29,6 +30,21 @@ static char *slurp(const char *path)
         buf[0] = '\0';
     fclose(f);
     return buf;
+}
+
+/* Creates the scratch folder /tmp/<prefix>XXXXXX into tmpdir; 0, or -1. For a group setup. */
+__attribute__((unused)) static int make_tmpdir(const char *prefix)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/%sXXXXXX", prefix);
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+/* Removes the scratch folder and what is in it; 0, or -1. For a group teardown. */
+__attribute__((unused)) static int remove_tmpdir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Starts xpubench with args (NULL-terminated, without the program), its output into

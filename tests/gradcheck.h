@@ -8,11 +8,14 @@
  * API
  *   gc_op g;                               one op, its descs and its buffers (owned by g)
  *   gc_op_init(&g, kind, &attrs)           attrs may be NULL (all zero); layer is "test"
+ *                                          (op-set-3 attributes: set g.op.transpose etc.)
  *   float *gc_in(&g, ndim, dims)           appends an F32 input [dims], zero-filled, e.g.
  *                                          gc_in(&g, 4, (int64_t[]){1, 3, 5, 7})
  *   int32_t *gc_in_i32(&g, ndim, dims)     appends an I32 input
  *   float *gc_out(&g, ndim, dims)          appends an F32 output, zero-filled
  *   int32_t *gc_out_i32(&g, ndim, dims)    appends an I32 output
+ *   gc_unwanted(&g, j) / gc_absent(&g, i)  output j not wanted / optional input i absent
+ *                                          (XPB_NO_TENSOR: NULL to the rules and the kernel)
  *   gc_op_free(&g)                         frees every buffer of g
  *   int64_t gc_in_numel(&g, i) / gc_out_numel(&g, j)
  *   void gc_args(&g, &args)                ref_op_args pointing into g (to call a kernel)
@@ -55,12 +58,19 @@
 
 #include "ref.h"
 
+/* Operands one gc_op holds: more than xpb_op's inline arrays (LSTM_BWD has ten inputs and seven
+ * outputs, CLIP_GRAD_NORM one input per gradient); ops with more list them in inputs_all /
+ * outputs_all, as a host does. */
+#define GC_MAX_IN 12
+#define GC_MAX_OUT 8
+
 typedef struct gc_op {
     xpb_op op;
-    xpb_tensor_desc in_desc[XPB_MAX_OP_INPUTS];
-    xpb_tensor_desc out_desc[XPB_MAX_OP_OUTPUTS];
-    float *in[XPB_MAX_OP_INPUTS]; /* owned by the gc_op (int32_t data for I32 tensors) */
-    float *out[XPB_MAX_OP_OUTPUTS];
+    xpb_tensor_desc in_desc[GC_MAX_IN];
+    xpb_tensor_desc out_desc[GC_MAX_OUT];
+    float *in[GC_MAX_IN]; /* owned by the gc_op (int32_t data for I32 tensors) */
+    float *out[GC_MAX_OUT];
+    uint32_t in_ids[GC_MAX_IN], out_ids[GC_MAX_OUT]; /* op.inputs_all / outputs_all */
     uint64_t call_index; /* passed to the kernel as ref_op_args.call_index */
     char err[1024];      /* message of the last failing gc_check / gc_run */
 } gc_op;
@@ -80,11 +90,11 @@ static inline void gc_op_init(gc_op *g, uint32_t kind, const xpb_op_attrs *attrs
 
 static inline void gc_op_free(gc_op *g)
 {
-    for (int i = 0; i < XPB_MAX_OP_INPUTS; i++) {
+    for (int i = 0; i < GC_MAX_IN; i++) {
         free(g->in[i]);
         g->in[i] = NULL;
     }
-    for (int j = 0; j < XPB_MAX_OP_OUTPUTS; j++) {
+    for (int j = 0; j < GC_MAX_OUT; j++) {
         free(g->out[j]);
         g->out[j] = NULL;
     }
@@ -117,26 +127,57 @@ static inline float *gc_tensor_(xpb_tensor_desc *d, const char *name, uint32_t d
 
 static inline float *gc_add_in_(gc_op *g, uint32_t dtype, uint32_t ndim, const int64_t *dims)
 {
-    static const char *const names[XPB_MAX_OP_INPUTS] = {"in0", "in1", "in2", "in3", "in4", "in5"};
+    static const char *const names[GC_MAX_IN] = {"in0", "in1", "in2", "in3", "in4",  "in5",
+                                                 "in6", "in7", "in8", "in9", "in10", "in11"};
     uint32_t i = g->op.n_inputs;
-    if (i >= XPB_MAX_OP_INPUTS)
+    if (i >= GC_MAX_IN)
         abort();
     g->in[i] = gc_tensor_(&g->in_desc[i], names[i], dtype, ndim, dims);
-    g->op.inputs[i] = i;
+    g->in_ids[i] = i;
+    if (i < XPB_MAX_OP_INPUTS)
+        g->op.inputs[i] = i;
+    else
+        g->op.inputs_all = g->in_ids;
     g->op.n_inputs = i + 1;
     return g->in[i];
 }
 
 static inline float *gc_add_out_(gc_op *g, uint32_t dtype, uint32_t ndim, const int64_t *dims)
 {
-    static const char *const names[XPB_MAX_OP_OUTPUTS] = {"out0", "out1", "out2", "out3"};
+    static const char *const names[GC_MAX_OUT] = {"out0", "out1", "out2", "out3",
+                                                  "out4", "out5", "out6", "out7"};
     uint32_t j = g->op.n_outputs;
-    if (j >= XPB_MAX_OP_OUTPUTS)
+    if (j >= GC_MAX_OUT)
         abort();
     g->out[j] = gc_tensor_(&g->out_desc[j], names[j], dtype, ndim, dims);
-    g->op.outputs[j] = XPB_MAX_OP_INPUTS + j;
+    g->out_ids[j] = GC_MAX_IN + j;
+    if (j < XPB_MAX_OP_OUTPUTS)
+        g->op.outputs[j] = GC_MAX_IN + j;
+    else
+        g->op.outputs_all = g->out_ids;
     g->op.n_outputs = j + 1;
     return g->out[j];
+}
+
+/* Makes output j "not wanted" (XPB_NO_TENSOR, NULL to the kernel), as a host does for an
+ * unwanted workspace or gradient. */
+static inline void gc_unwanted(gc_op *g, uint32_t j)
+{
+    free(g->out[j]);
+    g->out[j] = NULL;
+    g->out_ids[j] = XPB_NO_TENSOR;
+    if (j < XPB_MAX_OP_OUTPUTS)
+        g->op.outputs[j] = XPB_NO_TENSOR;
+}
+
+/* Makes input i absent (XPB_NO_TENSOR): an optional input in the middle (LSTM_BWD's dh_n). */
+static inline void gc_absent(gc_op *g, uint32_t i)
+{
+    free(g->in[i]);
+    g->in[i] = NULL;
+    g->in_ids[i] = XPB_NO_TENSOR;
+    if (i < XPB_MAX_OP_INPUTS)
+        g->op.inputs[i] = XPB_NO_TENSOR;
 }
 
 static inline float *gc_in(gc_op *g, uint32_t ndim, const int64_t *dims)
@@ -174,11 +215,11 @@ static inline void gc_args(gc_op *g, ref_op_args *a)
     memset(a, 0, sizeof *a);
     a->op = &g->op;
     for (uint32_t i = 0; i < g->op.n_inputs; i++) {
-        a->in_desc[i] = &g->in_desc[i];
+        a->in_desc[i] = g->in[i] ? &g->in_desc[i] : NULL;
         a->in[i] = g->in[i];
     }
     for (uint32_t j = 0; j < g->op.n_outputs; j++) {
-        a->out_desc[j] = &g->out_desc[j];
+        a->out_desc[j] = g->out[j] ? &g->out_desc[j] : NULL;
         a->out[j] = g->out[j];
     }
     a->call_index = g->call_index;
@@ -188,12 +229,12 @@ static inline void gc_args(gc_op *g, ref_op_args *a)
 
 static inline xpb_status gc_check(gc_op *g)
 {
-    const xpb_tensor_desc *in[XPB_MAX_OP_INPUTS] = {0};
-    const xpb_tensor_desc *out[XPB_MAX_OP_OUTPUTS] = {0};
+    const xpb_tensor_desc *in[GC_MAX_IN] = {0};
+    const xpb_tensor_desc *out[GC_MAX_OUT] = {0};
     for (uint32_t i = 0; i < g->op.n_inputs; i++)
-        in[i] = &g->in_desc[i];
+        in[i] = g->in[i] ? &g->in_desc[i] : NULL;
     for (uint32_t j = 0; j < g->op.n_outputs; j++)
-        out[j] = &g->out_desc[j];
+        out[j] = g->out[j] ? &g->out_desc[j] : NULL;
     g->err[0] = '\0';
     return xpb_op_check(&g->op, in, out, g->err, sizeof g->err);
 }

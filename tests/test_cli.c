@@ -135,13 +135,20 @@ static void test_validate(void **state)
     assert_non_null(strstr(err, "bad.yaml:4:"));
     assert_non_null(strstr(err, "batch"));
     free(err);
-    /* A backend this machine lacks: a warning, and the run is reported as unsupported. */
+    /* A backend this machine lacks: a warning, the run is reported as unsupported, and `run`
+     * exits 6 (a CI must not pass with a broken plugin) unless the run says it is expected. */
     const char *nobackend = write_scenario(
         "nob.yaml", "name: nob\nruns:\n  - {model: conv6, backend: warp9, batch: 1, warmup: 0,\n"
                     "     min_steps: 1, min_time: 0, repeats: 1}\n");
-    assert_int_equal(xpb(NULL, &err, "run", nobackend, "-o", results_path(), NULL), 0);
+    assert_int_equal(xpb(NULL, &err, "run", nobackend, "-o", results_path(), NULL), 6);
     assert_non_null(strstr(err, "warp9"));
     assert_non_null(strstr(err, "cpu_ref"));
+    assert_non_null(strstr(err, "allow_unsupported"));
+    free(err);
+    const char *expected = write_scenario(
+        "nob_ok.yaml", "name: nob\nruns:\n  - {model: conv6, backend: warp9, batch: 1, warmup: 0,\n"
+                       "     min_steps: 1, min_time: 0, repeats: 1, allow_unsupported: true}\n");
+    assert_int_equal(xpb(NULL, &err, "run", expected, "-o", results_path(), NULL), 0);
     free(err);
     json_t *doc;
     xpb_err e = {{0}};

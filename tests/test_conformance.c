@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "check/conformance.h"
+#include "check/conformance_case.h"
 #include "plugin/loader.h"
 #include "program/model_program.h"
 #include "base/names.h"
@@ -166,6 +167,84 @@ static void test_model_gradient_wrong(void **state)
     assert_int_equal(sum.passed, 3);
 }
 
+/* Op set 3: a wrong kernel fails the cases that read it, and only those: a softmax scaled by
+ * 1 + 1e-3 (its backward right), one wrong element in each LSTM gradient (seven outputs, past
+ * xpb_op's inline four), a NaN in the embedding's weight gradient, a gradient clip reporting the
+ * wrong norm in the language-model chain, heads merged with the wrong sign in the attention
+ * chains. */
+static void test_op_set_3_faults(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *kind, *filter;
+        unsigned failed, passed;
+    } faults[] = {
+        {"SOFTMAX", "scale", "SOFTMAX+BWD", 5, 0},
+        {"LSTM_BWD", "element", "LSTM", 3, 2}, /* LSTM+BWD x3 fail, LSTM (y only) x2 pass */
+        {"EMBEDDING_BWD", "nan", "EMBEDDING", 3, 3},
+        {"CLIP_GRAD_NORM", "scale", "chain lstm", 1, 0},
+        {"PERMUTE", "negate", "chain attention", 2, 0},
+    };
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        fault(faults[i].op, faults[i].kind);
+        xpb_conformance_summary sum = suite(faults[i].filter, 0, NULL);
+        fault(NULL, NULL);
+        if (sum.failed != faults[i].failed || sum.passed != faults[i].passed)
+            fail_msg("%s %s on '%s': %u failed, %u passed; expected %u, %u", faults[i].op,
+                     faults[i].kind, faults[i].filter, sum.failed, sum.passed, faults[i].failed,
+                     faults[i].passed);
+    }
+}
+
+/* The catalogue's programs as a backend receives them: valid, sealed (op set 3 exactly for the
+ * cases with an op or an attribute of op set 3), operands beyond xpb_op's inline arrays in
+ * inputs_all / outputs_all; attention masks hide about a third of the keys with -inf, never
+ * key 0. */
+static void test_catalogue_op_set_3(void **state)
+{
+    (void)state;
+    xpb_ct_list l = {0};
+    xpb_ct_catalogue(&l, 0);
+    assert_false(l.oom);
+    unsigned opset3 = 0, masks = 0, beyond_inline = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        xpb_ct_case *c = &l.v[i];
+        xpb_ct_bind(c);
+        char msg[512];
+        if (c->overflow || xpb_program_validate(&c->prog, msg, sizeof msg) != XPB_OK)
+            fail_msg("case %s %s: %s", c->name, c->shape, c->overflow ? "overflow" : msg);
+        uint32_t need = 1;
+        for (uint32_t k = 0; k < c->n_ops; k++) {
+            const xpb_op *op = &c->ops[k];
+            if (xpb_op_opset(op->kind) == 3 || (op->attrs_set & ~((1ull << 18) - 1)))
+                need = 3;
+            beyond_inline += op->inputs_all != NULL || op->outputs_all != NULL;
+        }
+        assert_int_equal(c->prog.opset, need);
+        opset3 += need == 3;
+        void **in = xpb_ct_inputs(c, 7, 0);
+        assert_non_null(in);
+        xpb_ct_masks(c, in);
+        for (uint32_t t = 0; t < c->n_t; t++) {
+            if (c->init[t] != XPB_CT_INIT_MASK)
+                continue;
+            int64_t n = xpb_tensor_numel(&c->t[t]), sk = c->t[t].dims[1], hidden = 0;
+            for (int64_t e = 0; e < n; e++)
+                if (isinf(((float *)in[t])[e])) {
+                    assert_true(e % sk != 0);
+                    hidden++;
+                }
+            assert_true(hidden > n / 6 && hidden < n / 2);
+            masks++;
+        }
+        xpb_ct_buffers_free(in);
+    }
+    assert_true(opset3 >= 70);
+    assert_true(masks >= 3);
+    assert_true(beyond_inline >= 4); /* LSTM_BWD with states, CLIP_GRAD_NORM x3 */
+    xpb_ct_list_free(&l);
+}
+
 /* The configuration of a conv6 training step at batch 2 on faulty_ref. */
 static void conv6_config(xpb_run_config *cfg)
 {
@@ -258,6 +337,8 @@ int main(void)
         cmocka_unit_test(test_kernel_wrong_everywhere),
         cmocka_unit_test(test_one_wrong_element_and_nan),
         cmocka_unit_test(test_model_gradient_wrong),
+        cmocka_unit_test(test_op_set_3_faults),
+        cmocka_unit_test(test_catalogue_op_set_3),
         cmocka_unit_test(test_verify),
         cmocka_unit_test(test_verify_counts_kink_flips),
         cmocka_unit_test(test_missing_backend),

@@ -257,7 +257,7 @@ static void test_plugin_refuses_host(void **state)
     (void)state;
     char expected[2 * PATH_MAX];
     snprintf(expected, sizeof expected,
-             "%s: backend 'fake_refuses_host' 0.9.0 (built for ABI 1.3, this host speaks ABI "
+             "%s: backend 'fake_refuses_host' 0.9.0 (built for ABI 1.9, this host speaks ABI "
              "%d.%d): xpb_plugin_query failed: incompatible plugin ABI version (status 4); "
              "skipped",
              fake_path("refuses_host", "fake_refuses_host.so"), XPB_ABI_MAJOR, XPB_ABI_MINOR);
@@ -627,16 +627,20 @@ static void test_host_refuses_a_newer_op_set(void **state)
     /* a backend that knows op set 2 gets the program (and judges it itself) */
     assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_OK);
 
-    tp.ops[2].kind = 99; /* an op of op set 3, as a newer host describes it */
+    tp.ops[2].kind = 99; /* an op of the op set after this one, as a newer host describes it */
     tp.ops[2].kind_name = "FUTURE_OP";
-    tp.ops[2].opset = 3;
+    tp.ops[2].opset = XPB_OPSET_VERSION + 1;
     tp.ops[2].layer = "future";
-    tp.p.opset = 3;
+    tp.p.opset = XPB_OPSET_VERSION + 1;
     assert_int_equal(xpb_session_check_opset(ex, &tp.p, &err), XPB_UNSUPPORTED);
-    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 2; op FUTURE_OP (layer "
-                                 "'future') is from op set 3");
+    char want[256];
+    snprintf(want, sizeof want,
+             "backend 'example' 0.2.0 knows op set %d; op FUTURE_OP (layer 'future') is from op "
+             "set %d",
+             XPB_OPSET_VERSION, XPB_OPSET_VERSION + 1);
+    assert_string_equal(err.msg, want);
     xpb_plugin_descriptor newer = *ex;
-    newer.opset = 3;
+    newer.opset = XPB_OPSET_VERSION + 1;
     assert_int_equal(xpb_session_check_opset(&newer, &tp.p, &err), XPB_OK);
     xpb_registry_free(r);
 }
@@ -661,7 +665,7 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_int_equal(list.info[0].kind, XPB_DEVICE_CPU);
     assert_int_equal(XPB_MEMBER_OR(api, xpb_backend_api, describe_device, NULL)(1, &list.info[1]),
                      XPB_NO_DEVICE);
-    assert_string_equal(api->last_error(NULL), "example: device 1 does not exist (only 0)");
+    assert_string_equal(api->last_error(NULL), "device 1 does not exist (only 0)");
 
     struct test_program tp;
     tp_init(&tp, 0);
@@ -680,29 +684,70 @@ static void test_abi_1_1_backend_refuses_by_name(void **state)
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
     assert_null(exe);
     assert_string_equal(api->last_error(be),
-                        "example: op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
-                        "an op of op set 2, the newest this code was built for");
+                        "op 2 FUTURE_OP (layer 'future'): not implemented: kind 99 is not "
+                        "an op of op set 3, the newest this code was built for");
 
     tp_init(&tp, 0);
     tp.ops[3].attrs_set |= 1ull << 40;
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
     assert_null(exe);
     assert_string_equal(api->last_error(be),
-                        "example: op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
-                        "40, which op set 2 does not define (an attribute of a later op set "
+                        "op 3 ADD (layer 'sum'): not implemented: it sets attribute bit "
+                        "40, which op set 3 does not define (an attribute of a later op set "
                         "changes what the op computes)");
 
     tp_init(&tp, 1);
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
     assert_string_equal(api->last_error(be),
-                        "example: op 1 LINEAR (layer 'fc'): not implemented by the example backend "
+                        "op 1 LINEAR (layer 'fc'): not implemented by the example backend "
                         "(it runs FILL, COPY, ADD and RELU)");
 
     tp_init(&tp, 0); /* and a malformed op: the SDK's shape rules */
     tp.t[TP_S].dims[1] = 5;
     assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_INVALID_ARGUMENT);
-    assert_string_equal(api->last_error(be), "example: op 3 ADD (layer 'sum'): output y \"sum\" "
+    assert_string_equal(api->last_error(be), "op 3 ADD (layer 'sum'): output y \"sum\" "
                                              "must be [2, 4], found [2, 5]");
+    api->close(be);
+    xpb_registry_free(r);
+}
+
+/* A backend built against the frozen ABI 1.2 headers (tests/abi/1.2: the example backend as a
+ * vendor built it then) loads on this host, says op set 2, and runs a sealed program whose ops
+ * carry the members ABI 1.3 appended (a longer op_stride, operand arrays); it refuses an op of
+ * op set 3 by the host's name, and the host refuses a program that needs op set 3 on it before
+ * compile. */
+static void test_abi_1_2_backend_runs_a_program(void **state)
+{
+    (void)state;
+    xpb_registry *r = load_one("abi12_example");
+    assert_int_equal(xpb_registry_problem_count(r), 0);
+    const xpb_plugin_descriptor *d = xpb_registry_find(r, XPB_PLUGIN_BACKEND, "example");
+    assert_non_null(d);
+    assert_int_equal(d->abi_minor, 2);
+    assert_int_equal(xpb_plugin_opset(d), 2);
+    const xpb_backend_api *api = d->api;
+
+    struct test_program tp;
+    tp_init(&tp, 0);
+    assert_true(tp.p.op_stride >= offsetof(xpb_op, outputs_all) + sizeof(void *));
+    tp_run_and_check(api, &tp, 0);
+
+    tp.ops[2].kind = 99; /* an op of op set 3, as this host describes it */
+    tp.ops[2].kind_name = "FUTURE_OP";
+    tp.ops[2].opset = 3;
+    tp.ops[2].layer = "future";
+    tp.p.opset = 3;
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_session_check_opset(d, &tp.p, &err), XPB_UNSUPPORTED);
+    assert_string_equal(err.msg, "backend 'example' 0.2.0 knows op set 2; op FUTURE_OP (layer "
+                                 "'future') is from op set 3");
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    xpb_compile_options o = {.struct_size = sizeof o, .precision = XPB_PRECISION_FP32};
+    xpb_executable *exe = NULL;
+    assert_int_equal(api->compile(&exe, be, &tp.p, &o), XPB_UNSUPPORTED);
+    assert_null(exe);
+    assert_non_null(strstr(api->last_error(be), "FUTURE_OP"));
     api->close(be);
     xpb_registry_free(r);
 }
@@ -1013,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_abi_1_0_backend_runs_a_program),
         cmocka_unit_test(test_host_refuses_a_newer_op_set),
         cmocka_unit_test(test_abi_1_1_backend_refuses_by_name),
+        cmocka_unit_test(test_abi_1_2_backend_runs_a_program),
         cmocka_unit_test(test_models_refuse_in_their_own_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

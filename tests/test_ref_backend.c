@@ -546,7 +546,7 @@ static void test_compile_errors(void **state)
     fx.ops[2].kind_name = "FUTURE_OP";
     fx.ops[2].opset = 2;
     fx.prog.opset = 2;
-    expect_compile_error(XPB_UNSUPPORTED, "cpu_ref: op 2 FUTURE_OP (layer 'loss'): not implemented",
+    expect_compile_error(XPB_UNSUPPORTED, "op 2 FUTURE_OP (layer 'loss'): not implemented",
                          "kind 999");
     build_program();
     fx.ops[3].kind = XPB_OP_KIND_END_;
@@ -556,7 +556,7 @@ static void test_compile_errors(void **state)
     /* A known op with an attribute bit these headers do not know: refused, naming the bit. */
     build_program();
     fx.ops[0].attrs_set |= 1ull << 40;
-    expect_compile_error(XPB_UNSUPPORTED, "cpu_ref: op 0 LINEAR (layer 'fc'): not implemented",
+    expect_compile_error(XPB_UNSUPPORTED, "op 0 LINEAR (layer 'fc'): not implemented",
                          "attribute bit 40,");
     fx.ops[0].attrs_set |= 1ull << 41;
     expect_compile_error(XPB_UNSUPPORTED, "attribute bits 40, 41,", NULL);
@@ -576,7 +576,7 @@ static void test_compile_errors(void **state)
     build_program();
     fx.ops[1].outputs[0] = XPB_NO_TENSOR; /* the loss is not optional */
     expect_compile_error(XPB_INVALID_ARGUMENT,
-                         "cpu_ref: op 1 SOFTMAX_XENT (layer 'loss'): output 0 (loss) is missing",
+                         "op 1 SOFTMAX_XENT (layer 'loss'): output 0 (loss) is missing",
                          NULL);
 
     build_program();
@@ -593,7 +593,7 @@ static void test_compile_errors(void **state)
     fx.tensors[T_DW].dims[1] = NI + 1;
     expect_compile_error(
         XPB_INVALID_ARGUMENT,
-        "cpu_ref: op 0 LINEAR (layer 'fc'): input w \"fc.weight\" [2, 4] expects 4 "
+        "op 0 LINEAR (layer 'fc'): input w \"fc.weight\" [2, 4] expects 4 "
         "input features (dim 1), input x \"x\" [4, 3] has 3",
         NULL);
 

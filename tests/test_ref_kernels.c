@@ -1,4 +1,4 @@
-/* The reference backend's op table: ref_kernel_for covers every op kind of op sets 1 and 2
+/* The reference backend's op table: ref_kernel_for covers every op kind of op sets 1 to 3
  * and nothing else, and every kernel runs on a well-formed instance of its op that the SDK's shape
  * rules accept (the rules themselves: tests/test_shapes.c). */
 #include <setjmp.h>
@@ -21,6 +21,8 @@ static void test_every_kind_has_a_kernel(void **state)
     assert_null(ref_kernel_for(XPB_OP_KIND_END_));
     assert_null(ref_kernel_for(9999));
 }
+
+static void build_valid3(gc_op *g, uint32_t kind);
 
 /* A small well-formed instance of op `kind` (inputs filled with values every kernel accepts:
  * labels in range, positive variances). */
@@ -163,6 +165,96 @@ static void build_valid(gc_op *g, uint32_t kind)
         break;
     case XPB_OP_ALL_REDUCE: /* no communicator: the mean over one rank */
         gc_in(g, 4, w4);
+        break;
+    default:
+        build_valid3(g, kind);
+    }
+}
+
+/* The same for the ops of op set 3 (their attributes are members of xpb_op). */
+static void build_valid3(gc_op *g, uint32_t kind)
+{
+    const int64_t a2[2] = {2, 3}, b2[2] = {3, 4}, y2[2] = {2, 4}, k4[1] = {4}, one[1] = {1};
+    const int64_t a4[4] = {2, 3, 4, 5}, b3[3] = {3, 5, 2}, y4[4] = {2, 3, 4, 2};
+    const int64_t x3[3] = {2, 3, 4}, s2[2] = {2, 3}, sq[2] = {4, 4}, p4[4] = {2, 4, 3, 5};
+    const int64_t ids[2] = {2, 3}, wv[2] = {5, 4}, e3[3] = {2, 3, 4};
+    const int64_t lx[3] = {3, 2, 4}, lih[2] = {12, 4}, lhh[2] = {12, 3}, lb[1] = {12};
+    const int64_t ls[2] = {2, 3}, ly[3] = {3, 2, 3}, lws[3] = {3, 2, 15};
+    switch (kind) {
+    case XPB_OP_MATMUL:
+        gc_in(g, 2, a2), gc_in(g, 2, b2), gc_in(g, 1, k4), gc_out(g, 2, y2);
+        break;
+    case XPB_OP_MATMUL_BWD:
+        gc_in(g, 2, y2), gc_in(g, 2, a2), gc_in(g, 2, b2);
+        gc_out(g, 2, a2), gc_out(g, 2, b2), gc_out(g, 1, k4);
+        break;
+    case XPB_OP_BATCHED_MATMUL:
+        gc_in(g, 4, a4), gc_in(g, 3, b3), gc_out(g, 4, y4);
+        break;
+    case XPB_OP_BATCHED_MATMUL_BWD:
+        gc_in(g, 4, y4), gc_in(g, 4, a4), gc_in(g, 3, b3), gc_out(g, 4, a4), gc_out(g, 3, b3);
+        break;
+    case XPB_OP_PERMUTE:
+        g->op.perm[0] = 0, g->op.perm[1] = 2, g->op.perm[2] = 1, g->op.perm[3] = 3;
+        gc_in(g, 4, a4), gc_out(g, 4, p4);
+        break;
+    case XPB_OP_ADD_BROADCAST:
+    case XPB_OP_MUL:
+        gc_in(g, 4, a4), gc_in(g, 2, (int64_t[]){4, 1}), gc_out(g, 4, a4);
+        break;
+    case XPB_OP_SUM_TO:
+        gc_in(g, 4, a4), gc_out(g, 3, (int64_t[]){3, 1, 5});
+        break;
+    case XPB_OP_SCALE:
+    case XPB_OP_GELU:
+        g->op.attrs.value = 0.5f;
+        gc_in(g, 4, a4), gc_out(g, 4, a4);
+        break;
+    case XPB_OP_SOFTMAX:
+        g->op.causal = 1;
+        gc_in(g, 4, (int64_t[]){2, 3, 4, 4}), gc_in(g, 2, sq),
+            gc_out(g, 4, (int64_t[]){2, 3, 4, 4});
+        break;
+    case XPB_OP_SOFTMAX_BWD:
+    case XPB_OP_GELU_BWD:
+        gc_in(g, 4, a4), gc_in(g, 4, a4), gc_out(g, 4, a4);
+        break;
+    case XPB_OP_LAYER_NORM:
+        gc_in(g, 3, x3), gc_in(g, 1, k4), gc_in(g, 1, k4);
+        gc_out(g, 3, x3), gc_out(g, 2, s2), gc_out(g, 2, s2);
+        break;
+    case XPB_OP_LAYER_NORM_BWD:
+        gc_in(g, 3, x3), gc_in(g, 3, x3), gc_in(g, 1, k4), gc_in(g, 2, s2);
+        gc_fill(gc_in(g, 2, s2), 6, 40, 0.5, 1.5);
+        gc_out(g, 3, x3), gc_out(g, 1, k4), gc_out(g, 1, k4);
+        break;
+    case XPB_OP_EMBEDDING:
+        gc_in_i32(g, 2, ids), gc_in(g, 2, wv), gc_out(g, 3, e3);
+        break;
+    case XPB_OP_EMBEDDING_BWD:
+        gc_in(g, 3, e3), gc_in_i32(g, 2, ids), gc_out(g, 2, wv);
+        break;
+    case XPB_OP_LSTM:
+        gc_in(g, 3, lx), gc_in(g, 2, lih), gc_in(g, 2, lhh), gc_in(g, 1, lb), gc_in(g, 1, lb);
+        gc_in(g, 2, ls), gc_in(g, 2, ls);
+        gc_out(g, 3, ly), gc_out(g, 2, ls), gc_out(g, 2, ls), gc_out(g, 3, lws);
+        break;
+    case XPB_OP_LSTM_BWD: /* ten inputs, seven outputs: beyond xpb_op's inline arrays */
+        gc_in(g, 3, ly), gc_in(g, 2, ls), gc_in(g, 2, ls), gc_in(g, 3, lx), gc_in(g, 2, lih);
+        gc_in(g, 2, lhh), gc_in(g, 3, ly), gc_in(g, 3, lws), gc_in(g, 2, ls), gc_in(g, 2, ls);
+        gc_out(g, 3, lx), gc_out(g, 2, lih), gc_out(g, 2, lhh), gc_out(g, 1, lb);
+        gc_out(g, 1, lb), gc_out(g, 2, ls), gc_out(g, 2, ls);
+        break;
+    case XPB_OP_ADAMW_UPDATE:
+        for (int i = 0; i < 4; i++)
+            gc_in(g, 2, b2);
+        gc_in(g, 1, one);
+        break;
+    case XPB_OP_CLIP_GRAD_NORM: /* eight gradients: beyond xpb_op's six inline inputs */
+        g->op.max_norm = 1.0f;
+        for (int i = 0; i < 8; i++)
+            gc_fill(gc_in(g, 2, b2), 12, 50 + (uint64_t)i, -1.0, 1.0);
+        gc_out(g, 1, one);
         break;
     default:
         fail_msg("test has no instance of %s", xpb_op_name(kind));

@@ -55,7 +55,7 @@ static void check_bn_train_forward(uint32_t ndim, const int64_t *dims)
     assert_int_equal(gc_run(&g), XPB_OK);
 
     double *want_y = calloc((size_t)numel, sizeof *want_y);
-    double want_mean[16], want_var[16], want_rm[16], want_rv[16];
+    double want_mean[16] = {0}, want_var[16] = {0}, want_rm[16] = {0}, want_rv[16] = {0};
     assert_non_null(want_y);
     double count = (double)(n * s);
     for (int64_t ch = 0; ch < c; ch++) {

@@ -17,11 +17,28 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "report/report.h"
 #include "report/report_model.h"
-#include "report/report_runs.h"
 #include "results/results.h"
 
 static char dir[256];
+
+/* The value at a dotted path under obj ("metrics.energy.joules"); NULL when a step is
+ * missing. Borrowed from obj. */
+static const json_t *json_at(const json_t *obj, const char *dotted)
+{
+    char key[128];
+    while (obj && *dotted) {
+        size_t len = strcspn(dotted, ".");
+        if (len >= sizeof key)
+            return NULL;
+        memcpy(key, dotted, len);
+        key[len] = '\0';
+        obj = json_object_get(obj, key);
+        dotted += len + (dotted[len] == '.');
+    }
+    return obj;
+}
 
 static const char scenario[] = "name: energy\n"
                                "defaults: {model: conv6, backend: fake_meter, mode: inference,\n"
@@ -70,7 +87,7 @@ static json_t *run_with(const char *meter, const char *name)
 
 static double num(const json_t *run, const char *path)
 {
-    const json_t *v = xpb_json_at(run, path);
+    const json_t *v = json_at(run, path);
     if (!json_is_number(v))
         fail_msg("%s is not a number", path);
     return json_number_value(v);
@@ -79,7 +96,7 @@ static double num(const json_t *run, const char *path)
 /* Timed samples and the sum of the repeats' seconds of a run. */
 static void timed(const json_t *run, double *samples, double *seconds)
 {
-    const json_t *reps = xpb_json_at(run, "metrics.repeats");
+    const json_t *reps = json_at(run, "metrics.repeats");
     double batch = num(run, "config.batch");
     *samples = *seconds = 0;
     for (size_t i = 0; i < json_array_size(reps); i++) {
@@ -98,16 +115,15 @@ static void test_joules_per_step(void **state)
         const json_t *run = json_array_get(json_object_get(doc, "runs"), i);
         double samples, seconds;
         timed(run, &samples, &seconds);
-        assert_true(json_is_true(xpb_json_at(run, "metrics.energy.measured")));
-        assert_string_equal(json_string_value(xpb_json_at(run, "metrics.energy.source")),
-                            "backend");
+        assert_true(json_is_true(json_at(run, "metrics.energy.measured")));
+        assert_string_equal(json_string_value(json_at(run, "metrics.energy.source")), "backend");
         assert_true(num(run, "metrics.energy.joules") == 0.25 * num(run, "metrics.timed_steps"));
         assert_true(num(run, "metrics.energy.samples_per_joule") == 4 * num(run, "config.batch"));
         double watts = num(run, "metrics.energy.watts"),
                most = 0.25 * samples / num(run, "config.batch") / seconds;
         assert_true(watts <= most * (1 + 1e-9) && watts > 0.5 * most);
-        assert_true(json_is_null(xpb_json_at(run, "metrics.energy.reason")));
-        assert_null(xpb_json_at(run, "metrics.energy.domains")); /* RAPL only */
+        assert_true(json_is_null(json_at(run, "metrics.energy.reason")));
+        assert_null(json_at(run, "metrics.energy.domains")); /* RAPL only */
     }
 }
 
@@ -134,9 +150,9 @@ static void test_failing_meter(void **state)
     const json_t *doc = fail_doc;
     for (size_t i = 0; i < 2; i++) {
         const json_t *run = json_array_get(json_object_get(doc, "runs"), i);
-        assert_true(json_is_false(xpb_json_at(run, "metrics.energy.measured")));
-        assert_true(json_is_null(xpb_json_at(run, "metrics.energy.joules")));
-        const char *why = json_string_value(xpb_json_at(run, "metrics.energy.reason"));
+        assert_true(json_is_false(json_at(run, "metrics.energy.measured")));
+        assert_true(json_is_null(json_at(run, "metrics.energy.joules")));
+        const char *why = json_string_value(json_at(run, "metrics.energy.reason"));
         assert_non_null(why);
         assert_non_null(strstr(why, "the backend's meter failed: fake_meter: the meter is "
                                     "unplugged"));

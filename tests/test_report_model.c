@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "report/report.h"
+#include "report/report_cells.h"
 #include "report/report_model.h"
 #include "report/report_runs.h"
 #include "test_report_fixture.h"

@@ -15,8 +15,9 @@
 
 #include <cmocka.h>
 
+#include "report/report.h"
+#include "report/report_cells.h"
 #include "report/report_model.h"
-#include "report/report_writers.h"
 #include "test_report_fixture.h"
 
 #define R3(x)                                                                                      \

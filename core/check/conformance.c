@@ -6,6 +6,7 @@
 
 #include "check/conformance_run.h"
 #include "base/names.h"
+#include "plugin/guard.h"
 
 void xpb_conformance_defaults(xpb_conformance_options *opt)
 {
@@ -24,16 +25,24 @@ static xpb_status open_side(xpb_ct_side *s, const xpb_registry *reg, const char 
     if (!s->api)
         return xpb_err_set(err, XPB_NOT_FOUND, "backend '%s' is not loaded (see `xpubench list`)",
                            name);
+    xpb_guard_enter(s->api, "open");
     xpb_status st = s->api->open(&s->be, 0);
-    if (st != XPB_OK)
-        return xpb_err_set(err, st, "%s: open: %s", name, s->api->last_error(NULL));
-    return XPB_OK;
+    xpb_guard_leave();
+    if (st != XPB_OK) {
+        xpb_guard_enter(s->api, "last_error");
+        xpb_err_set(err, st, "backend '%s': open: %s", name, s->api->last_error(NULL));
+        xpb_guard_leave();
+    }
+    return st;
 }
 
 static void close_side(xpb_ct_side *s)
 {
-    if (s->be)
+    if (s->be) {
+        xpb_guard_enter(s->api, "close");
         s->api->close(s->be);
+        xpb_guard_leave();
+    }
     s->be = NULL;
 }
 
@@ -58,7 +67,9 @@ static xpb_status op_cases(xpb_ct_report *rep, const xpb_ct_side *test, const xp
             continue;
         xpb_ct_bind(c);
         xpb_ct_result r;
+        xpb_guard_activity("during conformance case '%s' (%s)", c->name, c->shape);
         xpb_ct_run_case(&r, test, ref, c, opt);
+        xpb_guard_activity(NULL);
         xpb_ct_report_row(rep, c->name, c->shape, &r);
     }
     xpb_ct_list_free(&cases);
@@ -71,22 +82,23 @@ xpb_status xpb_conformance_run(xpb_conformance_summary *summary, const xpb_regis
 {
     memset(summary, 0, sizeof *summary);
     xpb_ct_side test = {0}, ref = {0};
-    xpb_ct_report rep = {opt->out, opt->json_path ? json_array() : NULL, summary};
+    xpb_ct_report rep = {0};
     xpb_status st;
+    xpb_guard_activity("during conformance (opening the backends)");
     if ((st = open_side(&test, registry, backend, err)) != XPB_OK ||
         (st = open_side(&ref, registry, XPB_REFERENCE_BACKEND, err)) != XPB_OK)
         goto close_sides;
-    xpb_ct_report_header(&rep, backend, opt);
+    xpb_ct_report_begin(&rep, backend, opt, summary);
     if ((st = op_cases(&rep, &test, &ref, opt, err)) != XPB_OK)
         goto close_sides;
     if (opt->models)
         xpb_ct_model_cases(&rep, registry, &test, &ref, opt);
-    xpb_ct_report_footer(&rep);
-    if (opt->json_path)
-        st = xpb_ct_report_write_json(&rep, opt->json_path, backend, opt, err);
+    st = xpb_ct_report_end(&rep, err);
 close_sides:
+    xpb_guard_activity("during conformance (closing the backends)");
     close_side(&test);
     close_side(&ref);
+    xpb_guard_activity(NULL);
     xpb_ct_report_free(&rep);
     return st;
 }

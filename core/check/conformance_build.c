@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program/program_abi.h"
+
 void xpb_ct_list_free(xpb_ct_list *l)
 {
     free(l->v);
@@ -106,15 +108,25 @@ xpb_op *xpb_ct_op(xpb_ct_case *c, uint32_t kind, uint32_t n_in, const uint32_t *
         c->overflow = 1;
         return &c->ops[XPB_CT_MAX_OPS - 1];
     }
-    xpb_op *op = &c->ops[c->n_ops++];
+    if (n_in > XPB_CT_MAX_OPERANDS || n_out > XPB_CT_MAX_OPERANDS) {
+        c->overflow = 1;
+        n_in = n_in > XPB_CT_MAX_OPERANDS ? XPB_CT_MAX_OPERANDS : n_in;
+        n_out = n_out > XPB_CT_MAX_OPERANDS ? XPB_CT_MAX_OPERANDS : n_out;
+    }
+    uint32_t i = c->n_ops++;
+    xpb_op *op = &c->ops[i];
     memset(op, 0, sizeof *op);
     op->kind = kind;
     op->n_inputs = n_in;
     op->n_outputs = n_out;
+    for (uint32_t k = 0; k < XPB_CT_MAX_OPERANDS; k++) {
+        c->all_in[i][k] = k < n_in ? in[k] : XPB_NO_TENSOR;
+        c->all_out[i][k] = k < n_out ? out[k] : XPB_NO_TENSOR;
+    }
     for (uint32_t k = 0; k < XPB_MAX_OP_INPUTS; k++)
-        op->inputs[k] = k < n_in ? in[k] : XPB_NO_TENSOR;
+        op->inputs[k] = c->all_in[i][k];
     for (uint32_t k = 0; k < XPB_MAX_OP_OUTPUTS; k++)
-        op->outputs[k] = k < n_out ? out[k] : XPB_NO_TENSOR;
+        op->outputs[k] = c->all_out[i][k];
     op->layer = "case";
     return op;
 }
@@ -130,7 +142,7 @@ static void lifetimes(xpb_ct_case *c)
     for (uint32_t i = 0; i < c->n_ops; i++) {
         const xpb_op *op = &c->ops[i];
         for (uint32_t k = 0; k < op->n_inputs + op->n_outputs; k++) {
-            uint32_t t = k < op->n_inputs ? op->inputs[k] : op->outputs[k - op->n_inputs];
+            uint32_t t = k < op->n_inputs ? c->all_in[i][k] : c->all_out[i][k - op->n_inputs];
             if (t == XPB_NO_TENSOR)
                 continue;
             if (c->t[t].first_op == UINT32_MAX)
@@ -167,7 +179,13 @@ void xpb_ct_bind(xpb_ct_case *c)
         c->t[t].name = c->tname[t];
         c->t[t].layer = "case";
     }
+    for (uint32_t i = 0; i < c->n_ops; i++) {
+        xpb_op *op = &c->ops[i];
+        op->inputs_all = op->n_inputs > XPB_MAX_OP_INPUTS ? c->all_in[i] : NULL;
+        op->outputs_all = op->n_outputs > XPB_MAX_OP_OUTPUTS ? c->all_out[i] : NULL;
+    }
     c->prog.tensors = c->t;
     c->prog.ops = c->ops;
     c->prog.phases = &c->phase;
+    xpb_program_seal(&c->prog, c->ops);
 }

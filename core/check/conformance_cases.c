@@ -1,6 +1,7 @@
 /* The catalogue of conformance cases (see conformance_case.h): every op of op set 1 at several
  * shapes (odd sizes, padding, strides, dilation, unwanted outputs), and small chains that keep
- * data inside the backend (layouts, memory reuse, fusion). docs/conformance.md lists them. */
+ * data inside the backend (layouts, memory reuse, fusion); then op set 3's
+ * (conformance_cases3.c). docs/conformance.md lists them. */
 #include "check/conformance_case.h"
 
 #include <stdio.h>
@@ -660,4 +661,5 @@ void xpb_ct_catalogue(xpb_ct_list *l, int quick)
     add_chains(l, 2, 16, 8);
     if (!quick)
         add_chains(l, 3, 32, 12);
+    xpb_ct_catalogue3(l, quick);
 }

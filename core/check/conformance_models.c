@@ -7,6 +7,7 @@
 
 #include "check/conformance_run.h"
 #include "check/kinks.h"
+#include "plugin/guard.h"
 #include "program/model_program.h"
 #include "run/session.h"
 #include "scenario/run_config.h"
@@ -259,7 +260,9 @@ static void model_rows(xpb_ct_report *rep, const xpb_ct_side *test, const xpb_ct
              cfg.n_params ? " " : "", cfg.n_params ? cfg.params[0].value : "", cfg.batch,
              keep_all ? "keep_all" : "as run");
     xpb_ct_result r[2];
+    xpb_guard_activity("during conformance case 'model %s' (%s)", name, shape);
     run_model_case(r, test, ref, m, &cfg, keep_all, opt, kinks);
+    xpb_guard_activity(NULL);
     for (int k = 0; k < 2; k++) {
         char sh[160], note[48] = "";
         if (k && r[k].together && *kinks > 0)

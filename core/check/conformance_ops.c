@@ -5,6 +5,20 @@
 #include <string.h>
 
 #include "check/conformance_run.h"
+#include "plugin/guard.h"
+
+/* Every call into a backend below is recorded for the crash line (plugin/guard.h). */
+
+/* msg = "backend '<side>': <what>: <the backend's message>", read inside the recorded call: from
+ * exe_last_error(exe), or last_error(backend) when exe is NULL. */
+static void side_error(char *msg, size_t msg_size, const xpb_ct_side *s, const xpb_executable *exe,
+                       const char *what)
+{
+    xpb_guard_enter(s->api, exe ? "exe_last_error" : "last_error");
+    snprintf(msg, msg_size, "backend '%s': %s: %s", s->name, what,
+             exe ? s->api->exe_last_error(exe) : s->api->last_error(s->be));
+    xpb_guard_leave();
+}
 
 /* Writes the inputs, runs phase 0 c->runs times and reads every host-readable tensor of `c`
  * into `res` (XPB_CT_MAX_TENSORS slots, filled with malloc'ed buffers owned by the caller). */
@@ -12,17 +26,32 @@ static xpb_status write_run_read(void **res, const xpb_ct_side *s, xpb_executabl
                                  const xpb_ct_case *c, void **in, char *msg, size_t msg_size)
 {
     xpb_status st;
-    for (uint32_t t = 0; t < c->n_t; t++)
-        if (in[t] && (st = s->api->write(exe, t, in[t], xpb_tensor_bytes(&c->t[t]))) != XPB_OK) {
-            snprintf(msg, msg_size, "%s: write '%s': %s", s->name, c->tname[t],
-                     s->api->exe_last_error(exe));
+    char what[300];
+    for (uint32_t t = 0; t < c->n_t; t++) {
+        if (!in[t])
+            continue;
+        xpb_guard_enter(s->api, "write");
+        st = s->api->write(exe, t, in[t], xpb_tensor_bytes(&c->t[t]));
+        xpb_guard_leave();
+        if (st != XPB_OK) {
+            snprintf(what, sizeof what, "write '%s'", c->tname[t]);
+            side_error(msg, msg_size, s, exe, what);
             return st;
         }
-    for (uint32_t r = 0; r < c->runs; r++)
-        if ((st = s->api->run(exe, 0)) != XPB_OK || (st = s->api->synchronize(exe)) != XPB_OK) {
-            snprintf(msg, msg_size, "%s: run: %s", s->name, s->api->exe_last_error(exe));
+    }
+    for (uint32_t r = 0; r < c->runs; r++) {
+        xpb_guard_enter(s->api, "run");
+        st = s->api->run(exe, 0);
+        if (st == XPB_OK) {
+            xpb_guard_enter(s->api, "synchronize");
+            st = s->api->synchronize(exe);
+        }
+        xpb_guard_leave();
+        if (st != XPB_OK) {
+            side_error(msg, msg_size, s, exe, "run");
             return st;
         }
+    }
     for (uint32_t t = 0; t < c->n_t; t++) {
         if (!(c->t[t].flags & XPB_TENSOR_HOST_READ))
             continue;
@@ -31,9 +60,12 @@ static xpb_status write_run_read(void **res, const xpb_ct_side *s, xpb_executabl
             snprintf(msg, msg_size, "out of memory");
             return XPB_OUT_OF_MEMORY;
         }
-        if ((st = s->api->read(exe, t, res[t], bytes)) != XPB_OK) {
-            snprintf(msg, msg_size, "%s: read '%s': %s", s->name, c->tname[t],
-                     s->api->exe_last_error(exe));
+        xpb_guard_enter(s->api, "read");
+        st = s->api->read(exe, t, res[t], bytes);
+        xpb_guard_leave();
+        if (st != XPB_OK) {
+            snprintf(what, sizeof what, "read '%s'", c->tname[t]);
+            side_error(msg, msg_size, s, exe, what);
             return st;
         }
     }
@@ -48,9 +80,11 @@ static xpb_status exec_case(void ***out, const xpb_ct_side *s, const xpb_ct_case
 {
     xpb_executable *exe = NULL;
     *out = NULL;
+    xpb_guard_enter(s->api, "compile");
     xpb_status st = s->api->compile(&exe, s->be, &c->prog, o);
+    xpb_guard_leave();
     if (st != XPB_OK) {
-        snprintf(msg, msg_size, "%s: compile: %s", s->name, s->api->last_error(s->be));
+        side_error(msg, msg_size, s, NULL, "compile");
         return st;
     }
     void **res = calloc(XPB_CT_MAX_TENSORS, sizeof *res);
@@ -66,7 +100,9 @@ static xpb_status exec_case(void ***out, const xpb_ct_side *s, const xpb_ct_case
 free_results:
     xpb_ct_buffers_free(res);
 destroy:
+    xpb_guard_enter(s->api, "destroy");
     s->api->destroy(exe);
+    xpb_guard_leave();
     return st;
 }
 
@@ -115,6 +151,7 @@ void xpb_ct_run_case(xpb_ct_result *r, const xpb_ct_side *test, const xpb_ct_sid
         snprintf(r->msg, sizeof r->msg, "out of memory");
         return;
     }
+    xpb_ct_masks(c, in);
     xpb_compile_options ot = {.struct_size = sizeof ot,
                               .precision = opt->precision,
                               .fusion = opt->fusion,

@@ -27,16 +27,52 @@ void xpb_ct_result_from(xpb_ct_result *r, const xpb_compare_verdict *v)
         snprintf(r->msg, sizeof r->msg, "worst tensor '%s' (error %.3g)", v->worst, v->worst_error);
 }
 
-void xpb_ct_report_header(const xpb_ct_report *rep, const char *backend,
-                          const xpb_conformance_options *opt)
+/* The JSON document (backend, reference, options, rows so far, counts, whether the suite
+ * finished) written atomically to opt->json_path; the first failure is kept in the report. */
+static void save_json(xpb_ct_report *rep, int complete)
 {
-    if (!rep->out)
+    const xpb_conformance_options *opt = rep->opt;
+    if (!opt->json_path || rep->json_status != XPB_OK)
         return;
-    fprintf(rep->out, "conformance of %s against %s, precision %s, fusion %s%s\n\n", backend,
+    json_t *doc = json_object();
+    json_object_set_new(doc, "backend", json_string(rep->backend));
+    json_object_set_new(doc, "reference", json_string(XPB_REFERENCE_BACKEND));
+    json_object_set_new(doc, "precision", json_string(xpb_precision_name(opt->precision)));
+    json_object_set_new(doc, "fusion", json_boolean(opt->fusion));
+    json_object_set_new(doc, "quick", json_boolean(opt->quick));
+    json_object_set_new(doc, "cases", rep->rows ? json_incref(rep->rows) : json_array());
+    json_object_set_new(doc, "passed", json_integer(rep->summary->passed));
+    json_object_set_new(doc, "failed", json_integer(rep->summary->failed));
+    json_object_set_new(doc, "unsupported", json_integer(rep->summary->unsupported));
+    json_object_set_new(doc, "complete", json_boolean(complete));
+    char *text = json_dumps(doc, JSON_INDENT(2));
+    json_decref(doc);
+    if (!text)
+        rep->json_status =
+            xpb_err_set(&rep->json_err, XPB_OUT_OF_MEMORY, "conformance: JSON: out of memory");
+    else
+        rep->json_status = xpb_atomic_write(opt->json_path, text, strlen(text), &rep->json_err);
+    free(text);
+}
+
+void xpb_ct_report_begin(xpb_ct_report *rep, const char *backend,
+                         const xpb_conformance_options *opt, xpb_conformance_summary *summary)
+{
+    memset(rep, 0, sizeof *rep);
+    memset(summary, 0, sizeof *summary);
+    rep->backend = backend;
+    rep->opt = opt;
+    rep->summary = summary;
+    rep->rows = opt->json_path ? json_array() : NULL;
+    save_json(rep, 0);
+    if (!opt->out)
+        return;
+    fprintf(opt->out, "conformance of %s against %s, precision %s, fusion %s%s\n\n", backend,
             XPB_REFERENCE_BACKEND, xpb_precision_name(opt->precision), opt->fusion ? "on" : "off",
             opt->quick ? ", quick" : "");
-    fprintf(rep->out, "%-32s %-40s %10s %10s %8s  %s\n", "case", "shape", "max_abs", "error", "tol",
+    fprintf(opt->out, "%-32s %-40s %10s %10s %8s  %s\n", "case", "shape", "max_abs", "error", "tol",
             "result");
+    fflush(opt->out);
 }
 
 static void print_row(FILE *f, const char *name, const char *shape, const xpb_ct_result *r)
@@ -82,7 +118,7 @@ static void json_row(json_t *rows, const char *name, const char *shape, const xp
 void xpb_ct_report_row(xpb_ct_report *rep, const char *name, const char *shape,
                        const xpb_ct_result *r)
 {
-    print_row(rep->out, name, shape, r);
+    print_row(rep->opt->out, name, shape, r);
     json_row(rep->rows, name, shape, r);
     if (r->verdict == XPB_CONFORMANCE_PASS)
         rep->summary->passed++;
@@ -90,36 +126,18 @@ void xpb_ct_report_row(xpb_ct_report *rep, const char *name, const char *shape,
         rep->summary->unsupported++;
     else
         rep->summary->failed++;
+    save_json(rep, 0);
 }
 
-void xpb_ct_report_footer(const xpb_ct_report *rep)
+xpb_status xpb_ct_report_end(xpb_ct_report *rep, xpb_err *err)
 {
-    if (rep->out)
-        fprintf(rep->out, "\n%u passed, %u failed, %u unsupported\n", rep->summary->passed,
+    if (rep->opt->out)
+        fprintf(rep->opt->out, "\n%u passed, %u failed, %u unsupported\n", rep->summary->passed,
                 rep->summary->failed, rep->summary->unsupported);
-}
-
-xpb_status xpb_ct_report_write_json(xpb_ct_report *rep, const char *path, const char *backend,
-                                    const xpb_conformance_options *opt, xpb_err *err)
-{
-    json_t *doc = json_object();
-    json_object_set_new(doc, "backend", json_string(backend));
-    json_object_set_new(doc, "reference", json_string(XPB_REFERENCE_BACKEND));
-    json_object_set_new(doc, "precision", json_string(xpb_precision_name(opt->precision)));
-    json_object_set_new(doc, "fusion", json_boolean(opt->fusion));
-    json_object_set_new(doc, "quick", json_boolean(opt->quick));
-    json_object_set_new(doc, "cases", rep->rows ? rep->rows : json_array());
-    rep->rows = NULL;
-    json_object_set_new(doc, "passed", json_integer(rep->summary->passed));
-    json_object_set_new(doc, "failed", json_integer(rep->summary->failed));
-    json_object_set_new(doc, "unsupported", json_integer(rep->summary->unsupported));
-    char *text = json_dumps(doc, JSON_INDENT(2));
-    json_decref(doc);
-    if (!text)
-        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "conformance: JSON: out of memory");
-    xpb_status st = xpb_atomic_write(path, text, strlen(text), err);
-    free(text);
-    return st;
+    save_json(rep, 1);
+    if (rep->json_status != XPB_OK && err)
+        *err = rep->json_err;
+    return rep->json_status;
 }
 
 void xpb_ct_report_free(xpb_ct_report *rep)

@@ -35,26 +35,29 @@ typedef struct xpb_ct_result {
 /* The result of a comparison judged by compare.h: PASS or FAIL, error, tolerance, worst. */
 void xpb_ct_result_from(xpb_ct_result *r, const xpb_compare_verdict *v);
 
-/* Where rows go: the table (out, when not NULL), the JSON rows (rows, when not NULL), the
- * counts. */
+/* Where rows go: the table (opt->out, when not NULL), the JSON file (opt->json_path, when not
+ * NULL), the counts. The table is flushed after every row and the JSON file rewritten
+ * (atomically, "complete": false) after every row, so that the rows finished before a crash
+ * survive it. */
 typedef struct xpb_ct_report {
-    FILE *out;
-    json_t *rows; /* owned by the report: xpb_ct_report_free */
-    xpb_conformance_summary *summary;
+    const char *backend;                /* the backend under test; the caller's */
+    const xpb_conformance_options *opt; /* the caller's */
+    xpb_conformance_summary *summary;   /* the caller's */
+    json_t *rows;                       /* owned by the report: xpb_ct_report_free */
+    xpb_status json_status;             /* the first failed write of the JSON file */
+    xpb_err json_err;                   /* its message */
 } xpb_ct_report;
 
-/* The table's title and header. */
-void xpb_ct_report_header(const xpb_ct_report *rep, const char *backend,
-                          const xpb_conformance_options *opt);
-/* One row: printed, appended to the JSON rows and counted. */
+/* Starts a report of `backend` with `opt` into *summary (zeroed): prints the table's title and
+ * header, writes the JSON file with no row yet. */
+void xpb_ct_report_begin(xpb_ct_report *rep, const char *backend,
+                         const xpb_conformance_options *opt, xpb_conformance_summary *summary);
+/* One row: printed, appended to the JSON file and counted. */
 void xpb_ct_report_row(xpb_ct_report *rep, const char *name, const char *shape,
                        const xpb_ct_result *r);
-/* The summary line. */
-void xpb_ct_report_footer(const xpb_ct_report *rep);
-/* The JSON document (backend, reference, options, rows, counts) written atomically to `path`;
- * takes the rows. */
-xpb_status xpb_ct_report_write_json(xpb_ct_report *rep, const char *path, const char *backend,
-                                    const xpb_conformance_options *opt, xpb_err *err);
+/* The summary line, and the JSON file marked complete. XPB_OK, or the status of the first
+ * write of the JSON file that failed (message in err). */
+xpb_status xpb_ct_report_end(xpb_ct_report *rep, xpb_err *err);
 void xpb_ct_report_free(xpb_ct_report *rep);
 
 /* Runs op or chain case `c` on both sides with the same inputs and judges it into *r. */

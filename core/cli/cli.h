@@ -9,6 +9,10 @@ enum {
     XPB_EXIT_USAGE = 2,         /* bad command line */
     XPB_EXIT_INPUT = 3,         /* bad input file (scenario, results) */
     XPB_EXIT_PLUGIN = 4,        /* a named plugin is missing or unusable */
+    XPB_EXIT_UNSUPPORTED = 6,   /* run: a run was unsupported (backend absent or refused, no
+                                   device) and its scenario did not say allow_unsupported */
+    XPB_EXIT_PLUGIN_CRASH = 5,  /* a plugin crashed (fatal signal in one of its entry points);
+                                   stderr names it, finished rows and runs were kept */
     XPB_EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C; finished runs were written */
 };
 

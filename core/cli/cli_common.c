@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin/guard.h"
+
 xpb_registry *xpb_cli_registry(int quiet)
 {
     char **dirs = NULL;
@@ -17,7 +19,10 @@ xpb_registry *xpb_cli_registry(int quiet)
     size_t n = 0;
     while (dirs[n])
         n++;
-    if (xpb_registry_load(&r, (const char *const *)dirs, n, &err) != XPB_OK) {
+    xpb_guard_activity("while loading plugins");
+    xpb_status st = xpb_registry_load(&r, (const char *const *)dirs, n, &err);
+    xpb_guard_activity(NULL);
+    if (st != XPB_OK) {
         fprintf(stderr, "xpubench: loading plugins: %s\n", err.msg);
         xpb_strv_free(dirs);
         return NULL;

@@ -1,5 +1,5 @@
 /* `xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]`: what got
- * faster or slower run by run, and whether the difference is real (core/report/report_diff.h);
+ * faster or slower run by run, and whether the difference is real (core/compare/compare.h);
  * exits 1 when a run got significantly slower by more than the threshold, so that it can gate
  * a CI job. */
 #include <jansson.h>
@@ -11,6 +11,8 @@
 #include "cli/cli.h"
 #include "compare/compare.h"
 #include "results/results.h"
+#include "results/view.h"
+#include "results/view_config.h"
 
 #define COMPARE_USAGE                                                                              \
     "usage: xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]\n"
@@ -103,17 +105,17 @@ static int parse_args(compare_args *a, int argc, char **argv)
     return 0;
 }
 
-/* Whether `key` is a config key of some run of doc. */
-static int config_key_in(const json_t *doc, const char *key)
+/* Whether `key` is a config key of some run of the document viewed in `v`. */
+static int config_key_in(const struct xpb_results_doc *v, const char *key)
 {
-    const json_t *runs = json_object_get(doc, "runs");
-    for (size_t i = 0; i < json_array_size(runs); i++)
-        if (json_object_get(json_object_get(json_array_get(runs, i), "config"), key))
+    for (size_t i = 0; i < v->n_runs; i++)
+        if (xpb_results_config_has(&v->runs[i].config, key))
             return 1;
     return 0;
 }
 
-static int run_compare(const compare_args *a, json_t *old_doc, json_t *new_doc)
+static int run_compare(const compare_args *a, const struct xpb_results_doc *old_doc,
+                       const struct xpb_results_doc *new_doc)
 {
     for (size_t i = 0; i < a->n_ignore; i++)
         if (!config_key_in(old_doc, a->ignore[i]) && !config_key_in(new_doc, a->ignore[i])) {
@@ -135,6 +137,22 @@ static int run_compare(const compare_args *a, json_t *old_doc, json_t *new_doc)
     return rc;
 }
 
+/* Views both documents and compares them. */
+static int view_and_compare(const compare_args *a, const json_t *old_doc, const json_t *new_doc)
+{
+    struct xpb_results_doc old_view, new_view;
+    int rc = XPB_EXIT_FAILURE;
+    xpb_status st = xpb_results_view(&old_view, old_doc);
+    xpb_status st2 = xpb_results_view(&new_view, new_doc);
+    if (st != XPB_OK || st2 != XPB_OK)
+        fprintf(stderr, "xpubench compare: out of memory\n");
+    else
+        rc = run_compare(a, &old_view, &new_view);
+    xpb_results_view_free(&old_view);
+    xpb_results_view_free(&new_view);
+    return rc;
+}
+
 int xpb_cli_compare(int argc, char **argv)
 {
     compare_args a = {.threshold = 0.05};
@@ -151,7 +169,7 @@ int xpb_cli_compare(int argc, char **argv)
         rc = XPB_EXIT_INPUT;
         goto free_docs;
     }
-    rc = run_compare(&a, old_doc, new_doc);
+    rc = view_and_compare(&a, old_doc, new_doc);
 free_docs:
     json_decref(old_doc);
     json_decref(new_doc);

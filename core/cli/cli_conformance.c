@@ -10,6 +10,7 @@
 #include "cli/cli_common.h"
 #include "check/conformance.h"
 #include "base/names.h"
+#include "plugin/guard.h"
 
 static void usage(FILE *f)
 {
@@ -34,7 +35,9 @@ static void usage(FILE *f)
             "  --json FILE           also write the results as JSON\n"
             "  -v, --verbose         one line per compared tensor\n"
             "  --allow-unsupported   cases NAME refuses (UNSUPPORTED) do not fail the run\n\n"
-            "Exit status: 0 all cases pass, 1 a case failed, 2 usage error, 4 backend missing.\n",
+            "Exit status: 0 all cases pass, 1 a case failed, 2 usage error, 4 backend missing,\n"
+            "5 a backend crashed (stderr names it, its entry point and the case; the rows\n"
+            "above it and in --json FILE are kept).\n",
             XPB_OPSET_VERSION, XPB_REFERENCE_BACKEND);
 }
 
@@ -155,6 +158,10 @@ int xpb_cli_conformance(int argc, char **argv)
         return XPB_EXIT_PLUGIN;
     xpb_conformance_summary sum;
     xpb_err err = {{0}};
+    if (opt.json_path)
+        xpb_guard_epilogue("rows above were kept, and in %s", opt.json_path);
+    else
+        xpb_guard_epilogue("rows above were kept");
     xpb_status st = xpb_conformance_run(&sum, r, req.backend, &opt, &err);
     xpb_registry_free(r);
     if (st != XPB_OK) {

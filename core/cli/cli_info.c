@@ -1,5 +1,7 @@
-/* `xpubench info MODEL [--set k=v] [--batch N] [--json]`: a model's declared parameters,
- * parameter count, FLOPs per sample (forward and training) and layers with their shapes. */
+/* `xpubench info MODEL [--variant V] [--set k=v] [--batch N] [--json]`: a model's declared
+ * parameters, parameter count, FLOPs per sample (forward and training) and layers with their
+ * shapes; with `--program [--mode train|infer] [--precision P]` the lowered program a backend
+ * receives instead (cli_info_program.c). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +11,8 @@
 #include "cli/cli.h"
 #include "base/names.h"
 #include "cli/cli_common.h"
+#include "cli/cli_info_program.h"
+#include "plugin/guard.h"
 #include "program/graph.h"
 #include "program/model_program.h"
 
@@ -143,87 +147,197 @@ static void print_text(const char *name, const xpb_model_api *m, const xpb_model
     }
 }
 
-int xpb_cli_info(int argc, char **argv)
+#define USAGE                                                                                      \
+    "usage: xpubench info MODEL [--variant V] [--set NAME=VALUE]... [--batch N] [--json]\n"        \
+    "                           [--program [--mode train|infer] [--precision P]]\n"
+
+static void usage(FILE *f)
 {
-    const char *model_name = NULL;
-    int as_json = 0, rc = XPB_EXIT_OK;
-    long batch = 1;
+    fprintf(f,
+            USAGE
+            "\n"
+            "Shows a model's declared parameters (variant and friends), its trainable\n"
+            "parameter count, FLOPs per sample for the forward pass and for a training\n"
+            "step (multiply-add = 2), its inputs and every layer with its output shape.\n\n"
+            "  --variant V       the model's variant (the same as --set variant=V)\n"
+            "  --set NAME=VALUE  a model parameter, as a scenario's params: would set it\n"
+            "  --batch N         samples per step (default 1)\n"
+            "  --json            the same as JSON\n"
+            "  --program         instead: the program a backend's compile receives, as the\n"
+            "                    host lowered it: op kinds used, tensors (role, dtype, shape,\n"
+            "                    flags, lifetime), then every op of every phase in order with\n"
+            "                    the attributes it sets and its input and output tensors\n"
+            "  --mode M          with --program: train (default: forward, backward,\n"
+            "                    optimizer updates) or infer (the inference program)\n"
+            "  --precision P     with --program: the precision policy a run would compile it\n"
+            "                    with (%s; a compile option: the program\n"
+            "                    itself is the same for every policy)\n",
+            xpb_precision_expected());
+}
+
+/* What `info` was asked for. */
+typedef struct info_args {
+    const char *model;
+    int as_json, program, mode_given, precision_given;
+    long batch;
     xpb_kv kv[64];
-    size_t n_kv = 0;
-    xpb_program_options cfg = {
-        .mode = XPB_MODE_TRAIN, .seed = 42, .lr = NAN, .momentum = NAN, .weight_decay = NAN};
+    size_t n_kv;
+    uint32_t precision;
+    xpb_program_options cfg;
+} info_args;
+
+/* Option `a` with value `v`; -1 when fine, else the exit code after a message. */
+static int parse_value(info_args *a, const char *opt, char *v)
+{
+    if (strcmp(opt, "--batch") == 0) {
+        char *end;
+        a->batch = strtol(v, &end, 10);
+        if (*end || a->batch < 1 || a->batch > 65536) {
+            fprintf(stderr, "xpubench info: --batch: expected 1..65536, found '%s'\n", v);
+            return XPB_EXIT_USAGE;
+        }
+    } else if (strcmp(opt, "--variant") == 0) {
+        a->cfg.variant = v;
+    } else if (strcmp(opt, "--mode") == 0) {
+        a->mode_given = 1;
+        if (strcmp(v, "train") == 0) {
+            a->cfg.mode = XPB_MODE_TRAIN;
+        } else if (strcmp(v, "infer") == 0 || strcmp(v, "inference") == 0) {
+            a->cfg.mode = XPB_MODE_INFERENCE;
+        } else {
+            fprintf(stderr, "xpubench info: --mode: expected train or infer, found '%s'\n", v);
+            return XPB_EXIT_USAGE;
+        }
+    } else if (strcmp(opt, "--precision") == 0) {
+        a->precision_given = 1;
+        if (xpb_precision_parse(&a->precision, v) != 0) {
+            fprintf(stderr, "xpubench info: --precision: expected %s, found '%s'\n",
+                    xpb_precision_expected(), v);
+            return XPB_EXIT_USAGE;
+        }
+    } else { /* --set */
+        char *eq = strchr(v, '=');
+        if (!eq || eq == v || a->n_kv == 64) {
+            fprintf(stderr, "xpubench info: --set needs NAME=VALUE, found '%s'\n", v);
+            return XPB_EXIT_USAGE;
+        }
+        *eq = 0;
+        const char *key = strncmp(v, "params.", 7) == 0 ? v + 7 : v;
+        if (strcmp(key, "variant") == 0)
+            a->cfg.variant = eq + 1;
+        else
+            a->kv[a->n_kv++] = (xpb_kv){(char *)key, eq + 1};
+    }
+    return -1;
+}
+
+/* The command line into *a: -1 to go on, otherwise the exit code. */
+static int parse_args(info_args *a, int argc, char **argv)
+{
+    static const char *const valued[] = {"--batch", "--set", "--variant", "--mode", "--precision"};
     for (int i = 1; i < argc; i++) {
+        int takes = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            takes |= strcmp(argv[i], valued[k]) == 0;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: xpubench info MODEL [--set NAME=VALUE]... [--batch N] [--json]\n\n"
-                   "Shows a model's declared parameters (variant and friends), its trainable\n"
-                   "parameter count, FLOPs per sample for the forward pass and for a training\n"
-                   "step (multiply-add = 2), its inputs and every layer with its output shape.\n");
+            usage(stdout);
             return XPB_EXIT_OK;
         } else if (strcmp(argv[i], "--json") == 0) {
-            as_json = 1;
-        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
-            char *end;
-            batch = strtol(argv[++i], &end, 10);
-            if (*end || batch < 1 || batch > 65536) {
-                fprintf(stderr, "xpubench info: --batch: expected 1..65536, found '%s'\n", argv[i]);
-                return XPB_EXIT_USAGE;
-            }
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            char *eq = strchr(argv[++i], '=');
-            if (!eq || eq == argv[i] || n_kv == 64) {
-                fprintf(stderr, "xpubench info: --set needs NAME=VALUE, found '%s'\n", argv[i]);
-                return XPB_EXIT_USAGE;
-            }
-            *eq = 0;
-            const char *key = strncmp(argv[i], "params.", 7) == 0 ? argv[i] + 7 : argv[i];
-            if (strcmp(key, "variant") == 0)
-                cfg.variant = eq + 1;
-            else
-                kv[n_kv++] = (xpb_kv){(char *)key, eq + 1};
-        } else if (argv[i][0] == '-' || model_name) {
+            a->as_json = 1;
+        } else if (strcmp(argv[i], "--program") == 0) {
+            a->program = 1;
+        } else if (takes && i + 1 < argc) {
+            int rc = parse_value(a, argv[i], argv[i + 1]);
+            i++;
+            if (rc >= 0)
+                return rc;
+        } else if (argv[i][0] == '-' || a->model) {
             fprintf(stderr, "xpubench info: unexpected argument '%s' (see --help)\n", argv[i]);
             return XPB_EXIT_USAGE;
         } else {
-            model_name = argv[i];
+            a->model = argv[i];
         }
     }
-    if (!model_name) {
-        fprintf(stderr, "usage: xpubench info MODEL [--set NAME=VALUE]... [--batch N] [--json]\n");
+    if (!a->model) {
+        fprintf(stderr, USAGE);
         return XPB_EXIT_USAGE;
     }
+    if ((a->mode_given || a->precision_given) && !a->program) {
+        fprintf(stderr, "xpubench info: --mode and --precision describe the program: add "
+                        "--program\n");
+        return XPB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The variant the model is built with: the one asked for, else the model's default. */
+static const char *variant_built(const xpb_model_api *m, const char *asked)
+{
+    if (asked)
+        return asked;
+    for (uint32_t i = 0; i < m->n_params; i++)
+        if (strcmp(m->params[i].name, "variant") == 0)
+            return m->params[i].default_value;
+    return NULL;
+}
+
+/* Prints the document (reals as the shortest text that reads back as the same float);
+ * XPB_EXIT_FAILURE when it could not be made. Takes `doc`. */
+static int print_json(json_t *doc)
+{
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;
+    int rc = text ? XPB_EXIT_OK : XPB_EXIT_FAILURE;
+    if (text)
+        puts(text);
+    free(text);
+    json_decref(doc);
+    return rc;
+}
+
+int xpb_cli_info(int argc, char **argv)
+{
+    info_args a = {
+        .batch = 1,
+        .precision = XPB_PRECISION_FP32,
+        .cfg = {
+            .mode = XPB_MODE_TRAIN, .seed = 42, .lr = NAN, .momentum = NAN, .weight_decay = NAN}};
+    int rc = parse_args(&a, argc, argv);
+    if (rc >= 0)
+        return rc;
+    rc = XPB_EXIT_OK;
     xpb_registry *r = xpb_cli_registry(1);
     if (!r)
         return XPB_EXIT_PLUGIN;
-    const xpb_model_api *m = xpb_registry_model(r, model_name);
+    const xpb_model_api *m = xpb_registry_model(r, a.model);
     if (!m) {
         fprintf(stderr, "xpubench info: no model plugin named '%s' (see `xpubench list`)\n",
-                model_name);
+                a.model);
         xpb_registry_free(r);
         return XPB_EXIT_PLUGIN;
     }
-    cfg.model = model_name;
-    cfg.batch = (uint32_t)batch;
-    cfg.params = kv;
-    cfg.n_params = n_kv;
+    a.cfg.model = a.model;
+    a.cfg.batch = (uint32_t)a.batch;
+    a.cfg.params = a.kv;
+    a.cfg.n_params = a.n_kv;
     xpb_model_program *mp;
     xpb_err err = {{0}};
-    if (xpb_model_program_create(&mp, m, &cfg, &err) != XPB_OK) {
+    xpb_guard_activity("during info");
+    xpb_status st = xpb_model_program_create(&mp, m, &a.cfg, &err);
+    xpb_guard_activity(NULL);
+    if (st != XPB_OK) {
         fprintf(stderr, "xpubench info: %s\n", err.msg);
         xpb_registry_free(r);
         return XPB_EXIT_INPUT;
     }
-    if (as_json) {
-        json_t *doc = info_json(model_name, m, mp);
-        char *text = json_dumps(doc, JSON_INDENT(2));
-        if (text)
-            puts(text);
-        else
-            rc = XPB_EXIT_FAILURE;
-        free(text);
-        json_decref(doc);
-    } else {
-        print_text(model_name, m, mp);
-    }
+    xpb_program_view view = {a.model, variant_built(m, a.cfg.variant), a.precision};
+    if (a.program && a.as_json)
+        rc = print_json(xpb_program_view_json(&view, mp));
+    else if (a.program)
+        xpb_program_view_print(stdout, &view, mp);
+    else if (a.as_json)
+        rc = print_json(info_json(a.model, m, mp));
+    else
+        print_text(a.model, m, mp);
     xpb_model_program_free(mp);
     xpb_registry_free(r);
     return rc;

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/cli_common.h"
 #include "plugin/devices.h"
+#include "plugin/guard.h"
 
 /* The devices of backend `d` as JSON: {"count", "devices": [...], "no_device": reason|null}. */
 static json_t *devices_json(const xpb_plugin_descriptor *d)
@@ -107,6 +108,7 @@ int xpb_cli_list(int argc, char **argv)
     if (!r)
         return XPB_EXIT_PLUGIN;
     int rc = XPB_EXIT_OK;
+    xpb_guard_activity("during list");
     if (as_json) {
         rc = print_json(r);
     } else {
@@ -121,6 +123,7 @@ int xpb_cli_list(int argc, char **argv)
                 printf("  %-14s %-8s ABI %u.%u  %s\n                 %s\n", d->name,
                        d->version ? d->version : "", d->abi_major, d->abi_minor,
                        d->description ? d->description : "", path);
+                fflush(stdout); /* what is printed survives a crash of the plugin's devices */
                 if (d->kind == XPB_PLUGIN_BACKEND)
                     print_devices(d);
             }

@@ -110,8 +110,8 @@ static int parse_args(report_args *a, int argc, char **argv)
     return 0;
 }
 
-/* The report of the loaded documents as text in *text (malloc'ed, the caller's). */
-static int render(char **text, size_t *len, const report_args *a, json_t **docs)
+/* The report of the loaded documents into `text`. */
+static int render(struct xpb_text *text, const report_args *a, json_t **docs)
 {
     xpb_report *r = NULL;
     xpb_err err = {{0}};
@@ -119,14 +119,11 @@ static int render(char **text, size_t *len, const report_args *a, json_t **docs)
         fprintf(stderr, "xpubench report: %s\n", err.msg);
         return XPB_EXIT_FAILURE;
     }
-    FILE *mem = open_memstream(text, len);
     int rc = XPB_EXIT_OK;
-    if (!mem || xpb_report_write(mem, r, a->format) != XPB_OK) {
+    if (xpb_report_render(text, r, a->format) != XPB_OK) {
         fprintf(stderr, "xpubench report: out of memory while writing the report\n");
         rc = XPB_EXIT_FAILURE;
     }
-    if (mem && fclose(mem) != 0)
-        rc = XPB_EXIT_FAILURE;
     xpb_report_free(r);
     return rc;
 }
@@ -169,12 +166,11 @@ int xpb_cli_report(int argc, char **argv)
             goto free_docs;
         }
     }
-    char *text = NULL;
-    size_t len = 0;
-    rc = render(&text, &len, &a, docs);
+    struct xpb_text text = {0};
+    rc = render(&text, &a, docs);
     if (rc == XPB_EXIT_OK)
-        rc = write_out(&a, text, len);
-    free(text);
+        rc = write_out(&a, text.data ? text.data : "", text.len);
+    xpb_text_free(&text);
 free_docs:
     for (size_t i = 0; i < loaded; i++)
         json_decref(docs[i]);

@@ -18,7 +18,9 @@
 #include "cli/cli_common.h"
 #include "machine/env.h"
 #include "parallel/parallel.h"
+#include "plugin/guard.h"
 #include "results/results.h"
+#include "results/view.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_check.h"
@@ -49,26 +51,39 @@ static void usage(FILE *f)
                "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
                "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
                "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage, 3 bad scenario,\n"
-               "4 plugin or MPI module missing, 130 interrupted.\n");
+               "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
+               "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
 
-static void summary_line(const json_t *run)
+/* One line on stderr when a run ends: its throughput, step time and losses, or its status
+ * and error. */
+static void summary_line(const struct xpb_results_run *run)
 {
-    const char *id = json_string_value(json_object_get(run, "id"));
-    const char *status = json_string_value(json_object_get(run, "status"));
-    json_t *m = json_object_get(run, "metrics");
-    if (status && strcmp(status, "ok") == 0 && m) {
-        double tp = json_number_value(json_object_get(json_object_get(m, "throughput"), "median"));
-        double p50 = json_number_value(json_object_get(json_object_get(m, "step_time_s"), "p50"));
-        json_t *loss = json_object_get(m, "loss");
-        json_t *l0 = json_object_get(loss, "first"), *l1 = json_object_get(loss, "last");
-        fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", id, tp, p50 * 1e3);
-        if (json_is_number(l0) && json_is_number(l1))
-            fprintf(stderr, ", loss %.4f -> %.4f", json_number_value(l0), json_number_value(l1));
+    const struct xpb_results_metrics *m = &run->metrics;
+    if (run->ok && run->has_tta) {
+        const struct xpb_results_tta *t = &run->tta;
+        fprintf(stderr, "%s: ok, %lld of %lld runs reached test accuracy %.4f", run->id,
+                (long long)t->seconds.converged, (long long)t->seconds.runs, t->target);
+        if (!isnan(t->seconds.mean))
+            fprintf(stderr, ", time to target %.1f s (Olympic mean of %lld)", t->seconds.mean,
+                    (long long)t->seconds.used);
+        else
+            fprintf(stderr, ", no time to target (a scored run did not converge)");
+        fprintf(stderr, "\n");
+    } else if (run->ok && run->has_metrics) {
+        fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", run->id,
+                isnan(m->throughput.median) ? 0.0 : m->throughput.median,
+                isnan(m->step_time_s.p50) ? 0.0 : m->step_time_s.p50 * 1e3);
+        if (m->tokens_per_s > 0)
+            fprintf(stderr, ", %.0f tokens/s", m->tokens_per_s);
+        if (!isnan(m->loss.first) && !isnan(m->loss.last))
+            fprintf(stderr, ", loss %.4f -> %.4f", m->loss.first, m->loss.last);
+        if (run->has_verification && run->verification.requested == 1)
+            fprintf(stderr, ", %s", run->verification.message ? run->verification.message : "");
         fprintf(stderr, "\n");
     } else {
-        fprintf(stderr, "%s: %s: %s\n", id ? id : "?", status ? status : "?",
-                json_string_value(json_object_get(run, "error")));
+        fprintf(stderr, "%s: %s: %s\n", run->id ? run->id : "?", run->status ? run->status : "?",
+                run->error);
     }
 }
 
@@ -162,17 +177,16 @@ static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_
     json_object_set_new(scen, "overrides", overrides);
     json_object_set_new(scen, "baseline", s->baseline ? json_string(s->baseline) : json_null());
     json_object_set_new(doc, "scenario", scen);
-    json_t *env = xpb_env_collect(r);
-    json_t *libraries = json_object_get(env, "libraries");
-    if (par && json_is_object(libraries))
-        json_object_set_new(libraries, "mpi", json_string(xpb_parallel_library(par)));
-    json_object_set_new(doc, "environment", env);
+    json_object_set_new(doc, "environment", xpb_env_collect(r));
+    if (par)
+        xpb_results_add_library(doc, "mpi", xpb_parallel_library(par));
     return doc;
 }
 
 /* How the runs went. */
 typedef struct run_outcome {
     int failed;       /* a run's status is "failed" */
+    int unsupported;  /* a run was unsupported and its scenario did not allow it */
     int write_failed; /* the results file could not be written */
     int out_of_memory;
 } run_outcome;
@@ -194,7 +208,6 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
                     const char *output, const char *dump, xpb_parallel *par)
 {
     int writer = !par || par->comm.rank == 0;
-    json_t *runs = json_object_get(doc, "runs");
     for (size_t i = 0; i < s->n_runs && !stop_requested; i++) {
         const xpb_run_config *c = &s->runs[i];
         char label[256], dump_dir[4096], safe[256];
@@ -206,6 +219,7 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
             else
                 snprintf(dump_dir, sizeof dump_dir, "%s/%s", dump, safe);
         }
+        xpb_guard_activity("during run '%s'", label);
         xpb_runner_opts ro = {.label = label,
                               .stop = &stop_requested,
                               .par = par,
@@ -213,32 +227,45 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
                               .dump_step = xpb_dump_step,
                               .verify_step = xpb_verify_step};
         json_t *run = xpb_run_one(r, c, &ro);
+        xpb_guard_activity(NULL);
         if (!run) {
             fprintf(stderr, "xpubench run: out of memory\n");
             o->out_of_memory = 1;
             return;
         }
-        const char *status = json_string_value(json_object_get(run, "status"));
-        if (status && strcmp(status, "failed") == 0)
+        xpb_arena arena = {0};
+        struct xpb_results_run view;
+        if (xpb_results_view_run(&view, &arena, run, XPB_RESULTS_SCHEMA_VERSION) != XPB_OK) {
+            fprintf(stderr, "xpubench run: out of memory\n");
+            o->out_of_memory = 1;
+            xpb_arena_free(&arena);
+            json_decref(run);
+            return;
+        }
+        if (view.status && strcmp(view.status, "failed") == 0)
             o->failed = 1;
-        if (status && strcmp(status, "interrupted") == 0)
+        if (view.status && strcmp(view.status, "unsupported") == 0 && !c->allow_unsupported)
+            o->unsupported = 1;
+        if (view.status && strcmp(view.status, "interrupted") == 0)
             stop_requested = 1; /* a stop asked of another rank ends this one too */
+        if (writer)
+            summary_line(&view);
+        xpb_arena_free(&arena);
         if (!writer) {
             json_decref(run);
             continue;
         }
-        summary_line(run);
-        json_array_append_new(runs, run);
+        xpb_results_append_run(doc, run);
         if (stop_requested)
-            json_object_set_new(doc, "interrupted", json_true());
+            xpb_results_mark_interrupted(doc);
         xpb_results_add_comparisons(doc);
         save(doc, output, o);
+        if (!o->write_failed)
+            xpb_guard_epilogue("the %zu finished run%s kept in %s", xpb_results_run_count(doc),
+                               xpb_results_run_count(doc) == 1 ? " is" : "s are", output);
     }
-    if (writer && stop_requested && !json_object_get(doc, "interrupted")) {
-        json_object_set_new(doc, "interrupted", json_true());
-        if (json_array_size(runs))
-            save(doc, output, o);
-    }
+    if (writer && stop_requested && xpb_results_mark_interrupted(doc) && xpb_results_run_count(doc))
+        save(doc, output, o);
 }
 
 /* Launched as several ranks: every rank must run the same scenario with the same plugins.
@@ -273,18 +300,25 @@ static xpb_status agree_on_scenario(xpb_parallel *par, xpb_status st, const xpb_
 /* Prints the table and profiles, says where the results are, and returns the exit code. */
 static int report(const json_t *doc, const char *output, const run_outcome *o)
 {
-    const json_t *runs = json_object_get(doc, "runs");
+    size_t n_runs = xpb_results_run_count(doc);
     printf("\n");
     xpb_results_print_table(stdout, doc);
     xpb_results_print_profiles(stdout, doc, 10, NULL); /* runs with profile: true */
-    if (json_array_size(runs) && !o->write_failed)
+    if (n_runs && !o->write_failed)
         printf("\nresults: %s\n", output);
     if (stop_requested) {
-        fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n",
-                json_array_size(runs), json_array_size(runs) == 1 ? "" : "s", output);
+        fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n", n_runs,
+                n_runs == 1 ? "" : "s", output);
         return XPB_EXIT_INTERRUPTED;
     }
-    return o->out_of_memory || o->failed || o->write_failed ? XPB_EXIT_FAILURE : XPB_EXIT_OK;
+    if (o->out_of_memory || o->failed || o->write_failed)
+        return XPB_EXIT_FAILURE;
+    if (o->unsupported) {
+        fprintf(stderr, "xpubench run: a run was unsupported (see above); set allow_unsupported: "
+                        "true on runs that may be\n");
+        return XPB_EXIT_UNSUPPORTED;
+    }
+    return XPB_EXIT_OK;
 }
 
 /* Loads the scenario and the plugins (agreeing with the other ranks when there are some).
@@ -346,11 +380,14 @@ int xpb_cli_run(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     stop_requested = 0;
+    if (!par || par->comm.rank == 0)
+        xpb_guard_epilogue("no run had finished");
     run_outcome o = {0};
     run_all(&o, doc, s, r, output, a.dump, par);
     rc = !par || par->comm.rank == 0   ? report(doc, output, &o)
          : stop_requested              ? XPB_EXIT_INTERRUPTED
          : o.out_of_memory || o.failed ? XPB_EXIT_FAILURE
+         : o.unsupported               ? XPB_EXIT_UNSUPPORTED
                                        : XPB_EXIT_OK;
     signal(SIGINT, SIG_DFL);
     json_decref(doc);

@@ -5,7 +5,9 @@
 #include <xpubench/xpubench.h>
 
 #include "cli/cli.h"
+#include "plugin/guard.h"
 #include "plugin/log.h"
+#include "program/plugin_calls.h"
 
 static const struct {
     const char *name;
@@ -34,7 +36,8 @@ static void usage(FILE *f)
             "\n`xpubench COMMAND --help` tells more. Plugins are searched in <exe dir>/plugins,\n"
             "$XPB_PLUGIN_PATH (colon-separated) and the install folder.\n"
             "Exit codes: 0 ok, 1 a run or check failed, 2 usage, 3 bad input file,\n"
-            "4 plugin missing or unusable, 130 interrupted (finished runs are kept).\n");
+            "4 plugin missing or unusable, 5 a plugin crashed (stderr names it),\n"
+            "130 interrupted (finished runs are kept).\n");
 }
 
 int main(int argc, char **argv)
@@ -60,6 +63,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return XPB_EXIT_USAGE;
     }
+    /* A fatal signal inside a plugin's entry point is named and exits 5 (plugin/guard.h). */
+    if (xpb_guard_install(XPB_EXIT_PLUGIN_CRASH) != 0)
+        fprintf(stderr, "xpubench: warning: crashes of plugins will not be named (sigaction)\n");
+    xpb_program_observe_calls(xpb_guard_call);
     for (size_t c = 0; c < sizeof commands / sizeof *commands; c++)
         if (strcmp(argv[i], commands[c].name) == 0)
             return commands[c].fn(argc - i, argv + i);

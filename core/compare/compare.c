@@ -1,103 +1,83 @@
-/* Run-by-run comparison of two results files (see report_diff.h). */
+/* Run-by-run comparison of two results files (see compare.h), read from their typed views. */
 #include "compare/compare.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/format.h"
-#include "results/results.h"
+#include "results/comparisons.h"
+#include "results/view_config.h"
 
-/* run[key] as a string borrowed from the document, "" when it is not one. */
-static const char *run_str(const json_t *run, const char *key)
+/* Whether two runs have the same configuration, the ignored keys and "extra" aside; a
+ * version-1 document's run matches with the values its absent keys mean (view_config.h). */
+/* Whether two time-to-accuracy runs aimed at the same goal (their "tta" settings; a run without
+ * them, which did not finish, agrees with any). */
+static int same_goal(const struct xpb_results_run *a, const struct xpb_results_run *b)
 {
-    const char *s = json_string_value(json_object_get(run, key));
-    return s ? s : "";
+    if (!a->has_tta || !b->has_tta)
+        return 1;
+    const struct xpb_results_tta *x = &a->tta, *y = &b->tta;
+    return x->target == y->target && x->eval_every == y->eval_every &&
+           x->max_epochs == y->max_epochs && x->dataset && y->dataset &&
+           strcmp(x->dataset, y->dataset) == 0;
 }
 
-static int finished(const json_t *run)
+static int same_config(const struct xpb_results_run *a, const struct xpb_results_run *b,
+                       const char *const *ignore, size_t n)
 {
-    const json_t *m =
-        json_object_get(json_object_get(json_object_get(run, "metrics"), "throughput"), "median");
-    return strcmp(run_str(run, "status"), "ok") == 0 && json_number_value(m) > 0;
+    return a->has_config && b->has_config &&
+           xpb_results_config_same_except(&a->config, &b->config, ignore, n,
+                                          XPB_CONFIG_V1_DEFAULTS) &&
+           same_goal(a, b);
 }
 
-static double median(const json_t *run)
+/* Whether a run measured time to accuracy (config.mode "tta"). */
+static int is_tta(const struct xpb_results_run *run)
 {
-    const json_t *m =
-        json_object_get(json_object_get(json_object_get(run, "metrics"), "throughput"), "median");
-    return json_is_number(m) ? json_number_value(m) : NAN;
+    return run->has_tta || (run->config.mode && strcmp(run->config.mode, "tta") == 0);
 }
 
-static int disturbed(const json_t *run)
+/* Whether a time-to-accuracy run has a time to target (its Olympic mean). */
+static int tta_finished(const struct xpb_results_run *run)
 {
-    const json_t *i = json_object_get(json_object_get(run, "metrics"), "interference");
-    return json_is_true(json_object_get(i, "flagged"));
+    return run->ok && run->has_tta && isfinite(run->tta.seconds.mean);
 }
 
-static int ignored(const char *key, const char *const *ignore, size_t n)
+/* The speeds 1 / seconds of a tta run's converged runs into out[0..cap); returns how many. */
+static size_t tta_speeds(double *out, size_t cap, const struct xpb_results_run *run)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(key, ignore[i]) == 0)
-            return 1;
-    return strcmp(key, "extra") == 0;
+    size_t n = 0;
+    for (size_t i = 0; i < run->tta.n_runs && n < cap; i++)
+        if (run->tta.runs[i].converged == 1 && run->tta.runs[i].seconds > 0)
+            out[n++] = 1.0 / run->tta.runs[i].seconds;
+    return n;
 }
 
-/* What a configuration without the key means, for the keys results version 2 added
- * (docs/results.md): a version-1 document ran one process and refused emulated precisions, so
- * its runs still match the same runs measured since. */
-static const struct {
-    const char *key, *json;
-} absent_means[] = {{"allow_emulated", "false"}, {"parallel", "\"none\""}, {"world_size", "1"}};
-
-/* Whether configurations a and b agree on `key` (present in at least one of them). */
-static int same_value(const json_t *ca, const json_t *cb, const char *key)
+/* How many times faster NEW reached the target than OLD: the ratio of the geometric means of
+ * their converged runs' speeds with its Welch 95% interval. 0, or -1 without speeds. */
+static int tta_change(xpb_interval *out, const struct xpb_results_run *old_run,
+                      const struct xpb_results_run *new_run)
 {
-    const json_t *a = json_object_get(ca, key), *b = json_object_get(cb, key);
-    if (a && b)
-        return json_equal(a, b);
-    for (size_t i = 0; i < sizeof absent_means / sizeof absent_means[0]; i++)
-        if (strcmp(key, absent_means[i].key) == 0) {
-            json_t *meant = json_loads(absent_means[i].json, JSON_DECODE_ANY, NULL);
-            int same = meant && json_equal(meant, a ? a : b);
-            json_decref(meant);
-            return same;
-        }
-    return 0;
+    double a[128], b[128];
+    size_t na = tta_speeds(a, 128, old_run), nb = tta_speeds(b, 128, new_run);
+    return xpb_interval_ratio(out, a, na, b, nb, 0.95);
 }
 
-/* Whether two runs have the same configuration, the ignored keys and "extra" aside. */
-static int same_config(const json_t *a, const json_t *b, const char *const *ignore, size_t n)
-{
-    const json_t *ca = json_object_get(a, "config"), *cb = json_object_get(b, "config");
-    const char *key;
-    json_t *value;
-    if (!json_is_object(ca) || !json_is_object(cb))
-        return 0;
-    json_object_foreach((json_t *)ca, key, value)
-    {
-        if (!ignored(key, ignore, n) && !same_value(ca, cb, key))
-            return 0;
-    }
-    json_object_foreach((json_t *)cb, key, value)
-    {
-        if (!ignored(key, ignore, n) && !json_object_get(ca, key) && !same_value(ca, cb, key))
-            return 0;
-    }
-    return 1;
-}
-
-/* The verdict and change of a matched pair. */
+/* The verdict and change of a matched pair: throughput, or for time-to-accuracy runs the time
+ * to target (docs/results.md). */
 static void judge(xpb_diff_row *row, double threshold)
 {
-    int ok_old = finished(row->old_run), ok_new = finished(row->new_run);
+    int tta = is_tta(row->old_run) || is_tta(row->new_run);
+    int ok_old = tta ? tta_finished(row->old_run) : xpb_results_run_finished(row->old_run);
+    int ok_new = tta ? tta_finished(row->new_run) : xpb_results_run_finished(row->new_run);
     row->change.estimate = row->change.low = row->change.high = NAN;
     if (!ok_old || !ok_new) {
         row->verdict = ok_old ? XPB_DIFF_BROKEN : ok_new ? XPB_DIFF_FIXED : XPB_DIFF_NOT_RUN;
         row->regression = ok_old;
         return;
     }
-    if (xpb_results_speedup(&row->change, row->old_run, row->new_run) != 0) {
+    if ((tta ? tta_change(&row->change, row->old_run, row->new_run)
+             : xpb_results_speedup(&row->change, row->old_run, row->new_run)) != 0) {
         row->verdict = XPB_DIFF_SAME;
         return;
     }
@@ -107,27 +87,35 @@ static void judge(xpb_diff_row *row, double threshold)
     row->regression = row->verdict == XPB_DIFF_SLOWER && row->change.estimate < 1 - threshold;
 }
 
-static void fill_row(xpb_diff_row *row, const json_t *old_run, const json_t *new_run)
+static void fill_row(xpb_diff_row *row, const struct xpb_results_run *old_run,
+                     const struct xpb_results_run *new_run)
 {
+    const struct xpb_results_run *either = new_run ? new_run : old_run;
     row->old_run = old_run;
     row->new_run = new_run;
-    row->id = run_str(new_run ? new_run : old_run, "id");
-    row->old_tp = old_run ? median(old_run) : NAN;
-    row->new_tp = new_run ? median(new_run) : NAN;
+    row->id = either->id ? either->id : "";
+    row->tta = is_tta(either);
+    row->old_tp = !old_run   ? NAN
+                  : row->tta ? old_run->tta.seconds.mean
+                             : old_run->metrics.throughput.median;
+    row->new_tp = !new_run   ? NAN
+                  : row->tta ? new_run->tta.seconds.mean
+                             : new_run->metrics.throughput.median;
     row->change.estimate = row->change.low = row->change.high = NAN;
-    row->disturbed = (old_run && disturbed(old_run)) || (new_run && disturbed(new_run));
+    row->disturbed = (old_run && old_run->metrics.interference.flagged == 1) ||
+                     (new_run && new_run->metrics.interference.flagged == 1);
 }
 
 /* Matches NEW's runs to OLD's in order; marks the OLD runs used in `used`. */
-static void match(xpb_diff *c, const json_t *olds, const json_t *news, char *used,
-                  const char *const *ignore, size_t n_ignore)
+static void match(xpb_diff *c, char *used, const char *const *ignore, size_t n_ignore)
 {
-    for (size_t j = 0; j < json_array_size(news); j++) {
-        const json_t *nr = json_array_get(news, j), *orun = NULL;
-        for (size_t i = 0; i < json_array_size(olds) && !orun; i++)
-            if (!used[i] && same_config(json_array_get(olds, i), nr, ignore, n_ignore)) {
+    const struct xpb_results_doc *olds = c->old_doc, *news = c->new_doc;
+    for (size_t j = 0; j < news->n_runs; j++) {
+        const struct xpb_results_run *nr = &news->runs[j], *orun = NULL;
+        for (size_t i = 0; i < olds->n_runs && !orun; i++)
+            if (!used[i] && same_config(&olds->runs[i], nr, ignore, n_ignore)) {
                 used[i] = 1;
-                orun = json_array_get(olds, i);
+                orun = &olds->runs[i];
             }
         xpb_diff_row *row = &c->rows[c->n++];
         fill_row(row, orun, nr);
@@ -136,34 +124,34 @@ static void match(xpb_diff *c, const json_t *olds, const json_t *news, char *use
         else
             row->verdict = XPB_DIFF_ONLY_NEW;
     }
-    for (size_t i = 0; i < json_array_size(olds); i++)
+    for (size_t i = 0; i < olds->n_runs; i++)
         if (!used[i]) {
             xpb_diff_row *row = &c->rows[c->n++];
-            fill_row(row, json_array_get(olds, i), NULL);
+            fill_row(row, &olds->runs[i], NULL);
             row->verdict = XPB_DIFF_ONLY_OLD;
         }
 }
 
-xpb_status xpb_diff_docs(xpb_diff *out, const json_t *old_doc, const json_t *new_doc,
-                         double threshold, const char *const *ignore, size_t n_ignore)
+xpb_status xpb_diff_docs(xpb_diff *out, const struct xpb_results_doc *old_doc,
+                         const struct xpb_results_doc *new_doc, double threshold,
+                         const char *const *ignore, size_t n_ignore)
 {
     memset(out, 0, sizeof *out);
     out->old_doc = old_doc;
     out->new_doc = new_doc;
     out->threshold = threshold;
     out->geomean = NAN;
-    const json_t *olds = json_object_get(old_doc, "runs"), *news = json_object_get(new_doc, "runs");
-    if (!json_is_array(olds) || !json_is_array(news))
+    if (!old_doc->has_runs || !new_doc->has_runs)
         return XPB_INVALID_ARGUMENT;
-    size_t total = json_array_size(olds) + json_array_size(news);
-    char *used = calloc(json_array_size(olds) + 1, 1);
+    size_t total = old_doc->n_runs + new_doc->n_runs;
+    char *used = calloc(old_doc->n_runs + 1, 1);
     out->rows = calloc(total ? total : 1, sizeof *out->rows);
     if (!used || !out->rows) {
         free(used);
         xpb_diff_free(out);
         return XPB_OUT_OF_MEMORY;
     }
-    match(out, olds, news, used, ignore, n_ignore);
+    match(out, used, ignore, n_ignore);
     free(used);
     double log_sum = 0;
     size_t pairs = 0;

@@ -1,16 +1,17 @@
 /* Run-by-run comparison of two results files, the engine of `xpubench compare OLD NEW`
  * (benchstat's role for Go): runs are matched by configuration (every config key but "extra"
  * and the keys the caller ignores must be equal; runs with the same configuration pair up in
- * order), and each pair gets the change in throughput with its 95% interval and a verdict. */
-#ifndef XPB_CORE_REPORT_DIFF_H
-#define XPB_CORE_REPORT_DIFF_H
+ * order), and each pair gets the change in throughput (time-to-accuracy runs: in time to the
+ * target) with its 95% interval and a verdict. */
+#ifndef XPB_CORE_COMPARE_H
+#define XPB_CORE_COMPARE_H
 
 #include <stdio.h>
 
-#include <jansson.h>
+#include <xpubench/status.h>
 
 #include "results/interval.h"
-#include <xpubench/status.h>
+#include "results/view.h"
 
 typedef enum xpb_diff_verdict {
     XPB_DIFF_SAME,     /* no significant difference (the interval contains 1, or no
@@ -25,20 +26,22 @@ typedef enum xpb_diff_verdict {
 } xpb_diff_verdict;
 
 typedef struct xpb_diff_row {
-    const json_t *old_run, *new_run; /* borrowed from the documents; NULL for ONLY_* */
-    const char *id;                  /* the new run's id (the old one's when only in OLD) */
-    double old_tp, new_tp;           /* median throughputs, NaN when the run has none */
-    xpb_interval change;             /* new / old speed (ratio of the geometric means of repeat
-                                        throughputs) with its Welch 95% interval; NaN when a
-                                        side did not finish */
+    const struct xpb_results_run *old_run, *new_run; /* borrowed; NULL for ONLY_* */
+    const char *id;        /* the new run's id (the old one's when only in OLD) */
+    int tta;               /* time-to-accuracy runs: compared by their time to target */
+    double old_tp, new_tp; /* median throughputs (tta: Olympic mean seconds to the target),
+                              NaN when the run has none */
+    xpb_interval change;   /* new / old speed (ratio of the geometric means of repeat
+                              throughputs; tta: of the converged runs' 1 / seconds) with its
+                              Welch 95% interval; NaN when a side did not finish */
     xpb_diff_verdict verdict;
     int regression; /* SLOWER by more than the threshold, or BROKEN */
     int disturbed;  /* metrics.interference.flagged in either run */
 } xpb_diff_row;
 
 typedef struct xpb_diff {
-    const json_t *old_doc, *new_doc; /* borrowed */
-    xpb_diff_row *rows;              /* NEW's runs in order, then the runs only in OLD; owned */
+    const struct xpb_results_doc *old_doc, *new_doc; /* borrowed */
+    xpb_diff_row *rows; /* NEW's runs in order, then the runs only in OLD; owned */
     size_t n;
     size_t count[XPB_DIFF_ONLY_NEW + 1]; /* rows per verdict */
     size_t regressions, disturbed;
@@ -46,13 +49,15 @@ typedef struct xpb_diff {
     double threshold;
 } xpb_diff;
 
-/* Compares OLD and NEW (validated results documents, borrowed: they must outlive *out).
+/* Compares OLD and NEW (the views of validated results documents, borrowed: they must outlive
+ * *out).
  * `threshold` is the fraction a run must be slower by to count as a regression (0.05 for 5%);
  * ignore[0..n_ignore) are config keys left out of the matching (e.g. "threads"). *out is the
  * caller's (xpb_diff_free). XPB_INVALID_ARGUMENT for a document without "runs",
  * XPB_OUT_OF_MEMORY, else XPB_OK. */
-xpb_status xpb_diff_docs(xpb_diff *out, const json_t *old_doc, const json_t *new_doc,
-                         double threshold, const char *const *ignore, size_t n_ignore);
+xpb_status xpb_diff_docs(xpb_diff *out, const struct xpb_results_doc *old_doc,
+                         const struct xpb_results_doc *new_doc, double threshold,
+                         const char *const *ignore, size_t n_ignore);
 
 void xpb_diff_free(xpb_diff *c);
 

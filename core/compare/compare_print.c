@@ -1,4 +1,4 @@
-/* The text of `xpubench compare` (see report_diff.h): one line per run with the two median
+/* The text of `xpubench compare` (see compare.h): one line per run with the two median
  * throughputs and their intervals, the change with its interval and the verdict, then the
  * geometric mean of the changes and a summary that says whether anything regressed. */
 #include <math.h>
@@ -12,22 +12,33 @@
 #define CELL 192
 
 /* "1234 [1200, 1251]": a run's median throughput and the file's interval; "-" when none. */
-static void throughput_text(char *buf, size_t size, const json_t *run, double median)
+static void throughput_text(char *buf, size_t size, const struct xpb_results_run *run,
+                            double median)
 {
-    const json_t *tp = json_object_get(json_object_get(run, "metrics"), "throughput");
-    const json_t *lo = json_object_get(tp, "ci95_low"), *hi = json_object_get(tp, "ci95_high");
     char m[48], l[48], h[48];
     if (!run || !isfinite(median)) {
         snprintf(buf, size, "-");
         return;
     }
+    double lo = run->metrics.throughput.ci95_low, hi = run->metrics.throughput.ci95_high;
     xpb_report_format_number(m, sizeof m, median);
-    if (!json_is_number(lo) || !json_is_number(hi)) {
+    if (run->has_tta) { /* the time to target and the converged runs' spread */
+        lo = run->tta.seconds.min;
+        hi = run->tta.seconds.max;
+        xpb_report_format_number(l, sizeof l, lo);
+        xpb_report_format_number(h, sizeof h, hi);
+        if (isnan(lo) || isnan(hi))
+            snprintf(buf, size, "%s s to target", m);
+        else
+            snprintf(buf, size, "%s s to target (%s-%s)", m, l, h);
+        return;
+    }
+    if (isnan(lo) || isnan(hi)) {
         snprintf(buf, size, "%s", m);
         return;
     }
-    xpb_report_format_number(l, sizeof l, json_number_value(lo));
-    xpb_report_format_number(h, sizeof h, json_number_value(hi));
+    xpb_report_format_number(l, sizeof l, lo);
+    xpb_report_format_number(h, sizeof h, hi);
     snprintf(buf, size, "%s [%s, %s]", m, l, h);
 }
 
@@ -44,8 +55,11 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
     static const char *const headers[N_COLS] = {"run", "old samples/s", "new samples/s", "change",
                                                 "verdict"};
     char a[32], b[32], d[32];
+    int tta = 0; /* a time-to-accuracy row: the two middle columns are not all samples/s */
+    for (size_t i = 0; i < c->n; i++)
+        tta |= c->rows[i].tta;
     if (!row) {
-        snprintf(buf, size, "%s", headers[col]);
+        snprintf(buf, size, "%s", tta && col == 1 ? "old" : tta && col == 2 ? "new" : headers[col]);
     } else if (col == 0) {
         snprintf(buf, size, "%s", row->id);
     } else if (col == 1 || col == 2) {
@@ -74,13 +88,11 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
     }
 }
 
-static void header(FILE *f, const char *what, const char *name, const json_t *doc)
+static void header(FILE *f, const char *what, const char *name, const struct xpb_results_doc *doc)
 {
-    const json_t *sc = json_object_get(doc, "scenario");
-    const char *scen = json_string_value(json_object_get(sc, "name"));
-    const char *created = json_string_value(json_object_get(doc, "created"));
+    const char *scen = doc->scenario.name, *created = doc->created;
     fprintf(f, "%s: %s (scenario %s, created %s, %zu runs)\n", what, name, scen ? scen : "?",
-            created ? created : "?", json_array_size(json_object_get(doc, "runs")));
+            created ? created : "?", doc->n_runs);
 }
 
 static void summary(FILE *f, const xpb_diff *c)
@@ -99,6 +111,13 @@ static void summary(FILE *f, const xpb_diff *c)
             c->count[XPB_DIFF_ONLY_OLD], c->count[XPB_DIFF_ONLY_NEW]);
     fprintf(f, "change = new / old throughput - 1 (ratio of the geometric means of the repeats' "
                "throughputs, 95%% Welch interval in brackets)\n");
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].tta) {
+            fprintf(f, "time-to-accuracy runs: old and new = seconds to the target (Olympic "
+                       "mean, the converged runs' min-max in brackets); change = old / new "
+                       "time - 1, from the converged runs' speeds\n");
+            break;
+        }
     size_t matched = c->n - c->count[XPB_DIFF_ONLY_OLD] - c->count[XPB_DIFF_ONLY_NEW];
     if (matched == 0 && c->n > 0)
         fprintf(f, "nothing was compared: no run of NEW has the configuration of a run of OLD "

@@ -83,24 +83,38 @@ static int has_word(const char *v, size_t vlen, const char *word)
     return 0;
 }
 
+/* The first "model name" of /proc/cpuinfo's text into buf ("unknown" when there is none). */
+static void cpuinfo_model(char *buf, size_t size, const char *cpuinfo)
+{
+    snprintf(buf, size, "unknown");
+    for (const char *line = cpuinfo ? cpuinfo : ""; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line), vlen = 0;
+        const char *v = line_value(line, len, "model name", &vlen);
+        if (v && vlen > 0) {
+            snprintf(buf, size, "%.*s", (int)vlen, v);
+            return;
+        }
+        line += nl ? len + 1 : len;
+    }
+}
+
 json_t *xpb_env_cpu_from_cpuinfo(const char *cpuinfo, long logical_cpus)
 {
     static const char *const wanted[] = {XPB_ENV_CPU_FLAGS};
     json_t *cpu = json_object(), *flags = json_array();
     if (!cpu || !flags)
         goto free_objects;
-    char model[256] = "unknown";
-    int have_model = 0, have_flags = 0;
+    char model[256];
+    int have_flags = 0;
+    cpuinfo_model(model, sizeof model, cpuinfo);
     long pairs[1024][2], n_pairs = 0, phys = 0;
     for (const char *line = cpuinfo ? cpuinfo : ""; *line;) {
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line), vlen = 0;
         const char *v;
         char num[32];
-        if (!have_model && (v = line_value(line, len, "model name", &vlen))) {
-            snprintf(model, sizeof model, "%.*s", (int)vlen, v);
-            have_model = vlen > 0;
-        } else if ((v = line_value(line, len, "physical id", &vlen))) {
+        if ((v = line_value(line, len, "physical id", &vlen))) {
             snprintf(num, sizeof num, "%.*s", (int)vlen, v);
             phys = strtol(num, NULL, 10);
         } else if ((v = line_value(line, len, "core id", &vlen))) {
@@ -142,12 +156,8 @@ free_objects:
 
 const char *xpb_env_cpu_model(char *buf, size_t size)
 {
-    snprintf(buf, size, "unknown");
     char *text = read_text("/proc/cpuinfo");
-    json_t *cpu = xpb_env_cpu_from_cpuinfo(text, 1);
-    if (cpu)
-        snprintf(buf, size, "%s", json_string_value(json_object_get(cpu, "model")));
-    json_decref(cpu);
+    cpuinfo_model(buf, size, text);
     free(text);
     return buf;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugin/guard.h"
 #include "plugin/log.h"
 
 /* Normally set by core/CMakeLists.txt from GNUInstallDirs. */
@@ -306,6 +307,14 @@ uint32_t xpb_plugin_opset(const xpb_plugin_descriptor *d)
 
 /* ---- loading ---- */
 
+/* dlclose, which runs the plugin's destructors. */
+static void unload(void *handle, const char *path)
+{
+    xpb_guard_enter_file(path, "dlclose (its destructors)");
+    dlclose(handle);
+    xpb_guard_leave();
+}
+
 /* Opens one plugin file and either adds it to `r` or records why not. Only running out of
  * memory is an error. */
 static xpb_status load_file(xpb_registry *r, const char *path)
@@ -313,7 +322,9 @@ static xpb_status load_file(xpb_registry *r, const char *path)
     xpb_status st = XPB_OK;
     char why[1024];
 
+    xpb_guard_enter_file(path, "dlopen (its constructors)");
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    xpb_guard_leave();
     if (!handle) {
         const char *e = dlerror();
         return add_problem(r, "%s: cannot load: %s; skipped", path, e ? e : "dlopen failed");
@@ -331,7 +342,9 @@ static xpb_status load_file(xpb_registry *r, const char *path)
     memcpy(&query, &sym, sizeof query); /* POSIX: object pointer to function pointer */
 
     const xpb_plugin_descriptor *d = NULL;
+    xpb_guard_enter_file(path, XPB_PLUGIN_QUERY_SYMBOL);
     xpb_status qs = query(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, xpb_log_host_services());
+    xpb_guard_leave();
     if (!check_descriptor(d, qs, why, sizeof why)) {
         st = add_problem(r, "%s: %s; skipped", path, why);
         goto close_handle;
@@ -362,12 +375,13 @@ static xpb_status load_file(xpb_registry *r, const char *path)
         goto close_handle;
     }
     r->plugins[r->n_plugins++] = (struct plugin_entry){copy, handle, d};
+    xpb_guard_name(d->api, xpb_plugin_kind_name(d->kind), d->name);
     xpb_log(XPB_LOG_DEBUG, "loader", "loaded %s %s %s (ABI %u.%u) from %s",
             xpb_plugin_kind_name(d->kind), d->name, d->version, d->abi_major, d->abi_minor, path);
     return XPB_OK;
 
 close_handle:
-    dlclose(handle);
+    unload(handle, path);
     return st;
 }
 
@@ -469,7 +483,8 @@ void xpb_registry_free(xpb_registry *r)
     if (!r)
         return;
     for (size_t i = r->n_plugins; i-- > 0;) {
-        dlclose(r->plugins[i].handle);
+        xpb_guard_forget(r->plugins[i].desc->api);
+        unload(r->plugins[i].handle, r->plugins[i].path);
         free(r->plugins[i].path);
     }
     free(r->plugins);

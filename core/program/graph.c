@@ -37,8 +37,10 @@ void xpb_graph_free(xpb_graph *g)
 {
     if (!g)
         return;
-    for (size_t i = 0; i < g->n_values; i++)
+    for (size_t i = 0; i < g->n_values; i++) {
         free(g->values[i].name);
+        free(g->values[i].data);
+    }
     for (size_t i = 0; i < g->n_nodes; i++)
         free(g->nodes[i].layer);
     for (size_t i = 0; i < g->n_groups; i++)
@@ -105,4 +107,22 @@ int64_t xpb_graph_param_count(const xpb_graph *g)
 int xpb_op_is_loss(uint32_t kind)
 {
     return kind == XPB_OP_SOFTMAX_XENT || kind == XPB_OP_MSE_LOSS || kind == XPB_OP_L1_LOSS;
+}
+
+void xpb_op_apply_attrs3(xpb_op *op, const xpb_op_attrs3 *a)
+{
+    if (!a || a->struct_size == 0)
+        return;
+#define XPB_COPY3_(member)                                                                         \
+    if (XPB_HAS_MEMBER(a, xpb_op_attrs3, member))                                                  \
+        memcpy(&op->member, &a->member, sizeof op->member);
+    XPB_COPY3_(transpose)
+    XPB_COPY3_(perm)
+    XPB_COPY3_(causal)
+    XPB_COPY3_(approximate)
+    XPB_COPY3_(index_flags)
+    XPB_COPY3_(padding_idx)
+    XPB_COPY3_(ignore_index)
+    XPB_COPY3_(label_smoothing)
+#undef XPB_COPY3_
 }

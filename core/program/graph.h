@@ -23,6 +23,9 @@ typedef enum xpb_value_kind {
 /* Graph-only node kinds (no op of their own in the program). */
 #define XPB_GNODE_STOP_GRADIENT 1000u
 
+/* Inputs a forward node may have (the LSTM has 7). */
+#define XPB_GNODE_MAX_INPUTS 8
+
 typedef struct xpb_gvalue {
     char *name;    /* unique among params/inputs/constants; the layer name for node results */
     uint32_t kind; /* xpb_value_kind */
@@ -34,16 +37,19 @@ typedef struct xpb_gvalue {
     uint32_t group;     /* PARAM */
     uint32_t trainable; /* PARAM */
     double lo, hi;      /* INPUT: synthetic range */
-    double value;       /* CONST */
+    double value;       /* CONST of one value */
+    void *data;         /* CONST of given values (constant_data): numel 4-byte elements of dtype,
+                           owned by the graph; NULL for one value */
 } xpb_gvalue;
 
 typedef struct xpb_gnode {
     uint32_t kind; /* forward xpb_op_kind, RESHAPE, or XPB_GNODE_STOP_GRADIENT */
     char *layer;
     uint32_t n_inputs;
-    uint32_t inputs[XPB_MAX_OP_INPUTS]; /* value ids */
+    uint32_t inputs[XPB_GNODE_MAX_INPUTS]; /* value ids */
     xpb_op_attrs attrs;
-    uint32_t output; /* value id */
+    xpb_op_attrs3 attrs3; /* op set 3's attributes (model.h); struct_size 0 when none */
+    uint32_t output;      /* value id */
 } xpb_gnode;
 
 typedef struct xpb_gloss {
@@ -57,6 +63,7 @@ typedef struct xpb_gphase {
     xpb_optimizer_desc optimizer;
     xpb_gloss *losses;
     size_t n_losses;
+    double clip_max_norm; /* > 0: clip the phase's gradients by their global norm (builder) */
 } xpb_gphase;
 
 typedef struct xpb_goutput {
@@ -91,6 +98,9 @@ int64_t xpb_graph_param_count(const xpb_graph *g);
 
 /* True when node kind is a loss (SOFTMAX_XENT, MSE_LOSS, L1_LOSS). */
 int xpb_op_is_loss(uint32_t kind);
+
+/* Copies op-set-3 attributes `a` (NULL or struct_size 0: none) into op's members. */
+void xpb_op_apply_attrs3(xpb_op *op, const xpb_op_attrs3 *a);
 
 /* Infers the output shape of node `n` (a forward op, or a stop-gradient) with the SDK's rules
  * (xpb_op_infer_shape, include/xpubench/shapes.h); on failure err names the op and its layer

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "program/init.h"
+#include "program/plugin_calls.h"
 #include "program/rng.h"
 
 xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t t, float *buf)
@@ -19,8 +20,11 @@ xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t
     }
     const xpb_gvalue *v = &mp->graph->values[value];
     if (v->kind == XPB_VALUE_CONST) {
-        for (int64_t i = 0; i < n; i++)
-            buf[i] = (float)v->value;
+        if (v->data) /* given values, F32 or I32: 4 bytes each either way */
+            memcpy(buf, v->data, (size_t)n * 4);
+        else
+            for (int64_t i = 0; i < n; i++)
+                buf[i] = (float)v->value;
         return XPB_OK;
     }
     xpb_rng r;
@@ -87,6 +91,25 @@ size_t xpb_model_program_max_input_bytes(const xpb_model_program *mp)
     return max;
 }
 
+/* The backend's write of one tensor, announced to the observer of plugin calls. */
+static xpb_status write_tensor(const xpb_backend_api *api, xpb_executable *exe, uint32_t t,
+                               const void *data, size_t bytes)
+{
+    xpb_program_calling(api, "write");
+    xpb_status st = api->write(exe, t, data, bytes);
+    xpb_program_called(api);
+    return st;
+}
+
+/* err set to the backend's exe_last_error, read inside the announced call. */
+static void backend_error(xpb_err *err, xpb_status st, const xpb_backend_api *api,
+                          const xpb_executable *exe)
+{
+    xpb_program_calling(api, "exe_last_error");
+    xpb_err_set(err, st, "%s", api->exe_last_error(exe));
+    xpb_program_called(api);
+}
+
 xpb_status xpb_model_program_write_initial(const xpb_model_program *mp, const xpb_backend_api *api,
                                            xpb_executable *exe, xpb_err *err)
 {
@@ -104,9 +127,9 @@ xpb_status xpb_model_program_write_initial(const xpb_model_program *mp, const xp
             continue;
         if ((st = xpb_model_program_initial_value(mp, t, buf)))
             break;
-        if ((st = api->write(exe, t, buf, xpb_tensor_bytes(d)))) {
-            xpb_err_set(err, st, "writing the initial value of '%s': %s", d->name,
-                        api->exe_last_error(exe));
+        if ((st = write_tensor(api, exe, t, buf, xpb_tensor_bytes(d)))) {
+            backend_error(err, st, api, exe);
+            xpb_err_prefix(err, "writing the initial value of '%s'", d->name);
             break;
         }
     }
@@ -123,10 +146,12 @@ xpb_status xpb_model_program_write_batch(const xpb_model_program *mp, const xpb_
         if (d->role != XPB_ROLE_INPUT)
             continue;
         xpb_model_program_batch(mp, t, index, scratch);
-        xpb_status st = api->write(exe, t, scratch, xpb_tensor_bytes(d));
-        if (st)
-            return xpb_err_set(err, st, "writing input '%s': %s", d->name,
-                               api->exe_last_error(exe));
+        xpb_status st = write_tensor(api, exe, t, scratch, xpb_tensor_bytes(d));
+        if (st) {
+            backend_error(err, st, api, exe);
+            xpb_err_prefix(err, "writing input '%s'", d->name);
+            return st;
+        }
     }
     return XPB_OK;
 }

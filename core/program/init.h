@@ -17,7 +17,8 @@
 xpb_status xpb_model_program_write_initial(const xpb_model_program *mp, const xpb_backend_api *api,
                                            xpb_executable *exe, xpb_err *err);
 
-/* The initial value of tensor `t` (PARAM/STATE/CONST) into `buf` (xpb_tensor_bytes). */
+/* The initial value of tensor `t` (PARAM/STATE/CONST) into `buf` (xpb_tensor_bytes; an I32
+ * constant's int32 values are written into its bytes). */
 xpb_status xpb_model_program_initial_value(const xpb_model_program *mp, uint32_t t, float *buf);
 
 /* Synthetic data for INPUT tensor `t`, batch number `index` (0, 1, ...), into `buf`: this

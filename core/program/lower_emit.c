@@ -98,8 +98,31 @@ xpb_status xpb_lower_tensor_like(uint32_t *out, lowering *L, uint32_t like, cons
     return st;
 }
 
+/* A copy of n operand ids for inputs_all / outputs_all, or NULL when they fit inline (n <=
+ * `inline_n`); *failed on a failed allocation. Owned by the program. */
+static const uint32_t *operand_array(const uint32_t *ids, uint32_t n, uint32_t inline_n,
+                                     int *failed)
+{
+    if (n <= inline_n)
+        return NULL;
+    uint32_t *copy = malloc(n * sizeof *copy);
+    if (!copy) {
+        *failed = 1;
+        return NULL;
+    }
+    memcpy(copy, ids, n * sizeof *copy);
+    return copy;
+}
+
 xpb_status xpb_lower_emit(lowering *L, uint32_t kind, const char *layer, const uint32_t *in,
                           uint32_t n_in, const uint32_t *out, uint32_t n_out, const xpb_op_attrs *a)
+{
+    return xpb_lower_emit3(L, kind, layer, in, n_in, out, n_out, a, NULL);
+}
+
+xpb_status xpb_lower_emit3(lowering *L, uint32_t kind, const char *layer, const uint32_t *in,
+                           uint32_t n_in, const uint32_t *out, uint32_t n_out,
+                           const xpb_op_attrs *a, const xpb_op_attrs3 *a3)
 {
     xpb_model_program *mp = L->mp;
     if (mp->n_ops == L->cap_ops) {
@@ -124,8 +147,12 @@ xpb_status xpb_lower_emit(lowering *L, uint32_t kind, const char *layer, const u
         op->outputs[i] = i < n_out ? out[i] : XPB_NO_TENSOR;
     if (a)
         op->attrs = *a;
-    mp->n_ops++;
-    return XPB_OK;
+    xpb_op_apply_attrs3(op, a3);
+    int failed = 0;
+    op->inputs_all = operand_array(in, n_in, XPB_MAX_OP_INPUTS, &failed);
+    op->outputs_all = operand_array(out, n_out, XPB_MAX_OP_OUTPUTS, &failed);
+    mp->n_ops++; /* counted even on failure: the program frees what the op holds */
+    return failed ? xpb_lower_oom(L) : XPB_OK;
 }
 
 uint64_t xpb_lower_mix64(uint64_t z)
@@ -138,12 +165,32 @@ uint64_t xpb_lower_mix64(uint64_t z)
 
 /* ---- forward lowering ---- */
 
+/* LAYER_NORM's saved statistics (out[1], out[2]): x's shape without its last dim. */
+static xpb_status layer_norm_stats(lowering *L, const xpb_gnode *n, const xpb_tensor_desc *x,
+                                   uint32_t *out)
+{
+    int64_t dims[XPB_MAX_DIMS] = {1, 1, 1, 1};
+    uint32_t nd = x->ndim > 1 ? x->ndim - 1 : 1;
+    for (uint32_t k = 0; k + 1 < x->ndim; k++)
+        dims[k] = x->dims[k];
+    static const char *const suffix[2] = {".ws_mean", ".ws_rstd"};
+    for (int k = 0; k < 2; k++) {
+        char name[512];
+        snprintf(name, sizeof name, "%s%s", n->layer, suffix[k]);
+        xpb_status st = xpb_lower_new_tensor(&out[1 + k], L, name, n->layer, XPB_DTYPE_F32,
+                                             XPB_ROLE_WORKSPACE, nd, dims, 0);
+        if (st)
+            return st;
+    }
+    return XPB_OK;
+}
+
 xpb_status xpb_lower_forward(lowering *L, uint32_t nid)
 {
     const xpb_gnode *n = &L->g->nodes[nid];
     const xpb_gvalue *v = &L->g->values[n->output];
     xpb_status st;
-    uint32_t in[XPB_MAX_OP_INPUTS], out[XPB_MAX_OP_OUTPUTS], y;
+    uint32_t in[XPB_GNODE_MAX_INPUTS], out[XPB_MAX_OP_OUTPUTS], y;
     for (uint32_t i = 0; i < n->n_inputs; i++)
         in[i] = L->tensor_of[n->inputs[i]];
     int training = L->mp->training;
@@ -218,10 +265,31 @@ xpb_status xpb_lower_forward(lowering *L, uint32_t nid)
         n_out = 2;
         a.seed = xpb_lower_mix64(L->cfg->seed ^ xpb_lower_mix64(nid));
         break;
+    case XPB_OP_LAYER_NORM: /* mean and rstd, x's shape without its last dim */
+        if (!training)
+            break;
+        if ((st = layer_norm_stats(L, n, x, out)))
+            return st;
+        n_out = 3;
+        break;
+    case XPB_OP_LSTM: /* h_n, c_n not wanted; the workspace [T, B, 5H] for backward */
+        if (!training)
+            break;
+        out[1] = out[2] = XPB_NO_TENSOR;
+        dims[0] = v->dims[0];
+        dims[1] = v->dims[1];
+        dims[2] = 5 * v->dims[2];
+        snprintf(name, sizeof name, "%s.ws", n->layer);
+        if ((st = xpb_lower_new_tensor(&out[3], L, name, n->layer, XPB_DTYPE_F32,
+                                       XPB_ROLE_WORKSPACE, 3, dims, 0)))
+            return st;
+        n_out = 4;
+        L->ws_of[nid] = out[3];
+        break;
     default:
         break;
     }
-    if (n_out > 1)
+    if (n_out > 1 && n->kind != XPB_OP_LSTM)
         L->ws_of[nid] = out[1];
-    return xpb_lower_emit(L, kind, n->layer, in, n->n_inputs, out, n_out, &a);
+    return xpb_lower_emit3(L, kind, n->layer, in, n->n_inputs, out, n_out, &a, &n->attrs3);
 }

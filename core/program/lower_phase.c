@@ -2,6 +2,7 @@
  * the backward ops of every value that needs a gradient (with the ALL_REDUCE ops that average
  * the gradients of a data-parallel program, lower_sync.c), and the optimizer updates of its
  * parameter group; for inference, the forward ops of the outputs. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,34 @@ static xpb_status emit_optimizer(lowering *L, uint32_t phase, uint32_t param, ui
         (st = xpb_lower_new_tensor(&in[4], L, name, layer, XPB_DTYPE_F32, XPB_ROLE_STATE, 1, &one,
                                    0)))
         return st;
-    return xpb_lower_emit(L, XPB_OP_ADAM_UPDATE, layer, in, 5, NULL, 0, &a);
+    uint32_t kind = o->kind == XPB_OPTIMIZER_ADAMW ? XPB_OP_ADAMW_UPDATE : XPB_OP_ADAM_UPDATE;
+    return xpb_lower_emit(L, kind, layer, in, 5, NULL, 0, &a);
+}
+
+/* Clips the phase's finished gradients by their global norm (one CLIP_GRAD_NORM over all of
+ * them, in place), before any update reads them. */
+static xpb_status emit_clip(lowering *L, uint32_t p, const uint32_t *grads, uint32_t n)
+{
+    if (n == 0)
+        return XPB_OK;
+    if (n > XPB_SHP_MAX_IN)
+        return xpb_err_set(L->err, XPB_UNSUPPORTED,
+                           "phase '%s': clipping %u gradients in one op, at most %d",
+                           L->g->phases[p].name, n, XPB_SHP_MAX_IN);
+    char name[512];
+    snprintf(name, sizeof name, "%s.grad_norm", L->g->phases[p].name);
+    int64_t one = 1;
+    uint32_t norm;
+    xpb_op_attrs3 none = {0};
+    xpb_status st =
+        xpb_lower_new_tensor(&norm, L, name, name, XPB_DTYPE_F32, XPB_ROLE_ACTIVATION, 1, &one, 0);
+    if (st)
+        return st;
+    uint32_t first = L->mp->n_ops;
+    if ((st = xpb_lower_emit3(L, XPB_OP_CLIP_GRAD_NORM, name, grads, n, &norm, 1, NULL, &none)))
+        return st;
+    L->mp->ops[first].max_norm = (float)L->g->phases[p].clip_max_norm;
+    return XPB_OK;
 }
 
 /* The backward ops of node `nid`, whose output needs a gradient: from the gradient that
@@ -73,7 +101,10 @@ xpb_status xpb_lower_training_phase(lowering *L, uint32_t p)
     const xpb_gphase *ph = &g->phases[p];
     xpb_status st = XPB_OK;
     uint8_t *need = calloc(g->n_nodes, 1), *rg = calloc(g->n_values, 1);
-    if (!need || !rg) {
+    uint32_t *grads = calloc(g->n_values, sizeof *grads),
+             *clipped = calloc(g->n_values, sizeof *clipped);
+    uint32_t n_clipped = 0;
+    if (!need || !rg || !grads || !clipped) {
         st = xpb_lower_oom(L);
         goto free_marks;
     }
@@ -120,19 +151,28 @@ xpb_status xpb_lower_training_phase(lowering *L, uint32_t p)
     }
     if (sync && (st = xpb_lower_sync_end(L)))
         goto free_marks;
+    /* every gradient finished (and averaged), then clipped, then the updates */
     for (uint32_t v = 1; v < g->n_values; v++) {
         const xpb_gvalue *gv = &g->values[v];
+        grads[v] = XPB_NO_TENSOR;
         if (gv->kind != XPB_VALUE_PARAM || !rg[v])
             continue;
-        uint32_t grad = L->param_grad[v]; /* finished and averaged by lower_sync.c */
-        if (!sync && (st = xpb_lower_finalize_grad(&grad, L, v)))
+        grads[v] = L->param_grad[v]; /* finished and averaged by lower_sync.c */
+        if (!sync && (st = xpb_lower_finalize_grad(&grads[v], L, v)))
             goto free_marks;
-        if (grad != XPB_NO_TENSOR && (st = emit_optimizer(L, p, v, grad)))
-            goto free_marks;
+        if (grads[v] != XPB_NO_TENSOR)
+            clipped[n_clipped++] = grads[v];
     }
+    if (ph->clip_max_norm > 0 && (st = emit_clip(L, p, clipped, n_clipped)))
+        goto free_marks;
+    for (uint32_t v = 1; v < g->n_values; v++)
+        if (grads[v] != XPB_NO_TENSOR && (st = emit_optimizer(L, p, v, grads[v])))
+            goto free_marks;
 free_marks:
     free(need);
     free(rg);
+    free(grads);
+    free(clipped);
     return st;
 }
 

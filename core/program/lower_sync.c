@@ -50,7 +50,7 @@ static const char *writer_layer(const lowering *L, uint32_t t)
     for (uint32_t i = L->mp->n_ops; i-- > 0;) {
         const xpb_op *op = &L->mp->ops[i];
         for (uint32_t k = 0; k < op->n_outputs; k++)
-            if (op->outputs[k] == t)
+            if ((op->outputs_all ? op->outputs_all[k] : op->outputs[k]) == t)
                 return op->layer;
     }
     return "";

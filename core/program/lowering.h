@@ -62,6 +62,11 @@ xpb_status xpb_lower_tensor_like(uint32_t *out, lowering *L, uint32_t like, cons
 xpb_status xpb_lower_emit(lowering *L, uint32_t kind, const char *layer, const uint32_t *in,
                           uint32_t n_in, const uint32_t *out, uint32_t n_out,
                           const xpb_op_attrs *a);
+/* The same with op set 3's attributes (`a3` may be NULL); ops with more operands than
+ * xpb_op's inline arrays get inputs_all / outputs_all, owned by the program. */
+xpb_status xpb_lower_emit3(lowering *L, uint32_t kind, const char *layer, const uint32_t *in,
+                           uint32_t n_in, const uint32_t *out, uint32_t n_out,
+                           const xpb_op_attrs *a, const xpb_op_attrs3 *a3);
 
 /* SplitMix64's finaliser: per-layer seeds from the run's seed. */
 uint64_t xpb_lower_mix64(uint64_t z);

@@ -8,50 +8,17 @@
 
 #include "program/lowering.h"
 #include "program/model_program.h"
+#include "program/op_cost.h"
 #include "base/names.h"
 #include "program/program_abi.h"
 
-int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op)
+/* Operand k of op: inputs first, then outputs, from whichever array holds it. */
+static uint32_t operand(const xpb_op *op, uint32_t k)
 {
-    const xpb_tensor_desc *t0, *t1;
-    switch (op->kind) {
-    case XPB_OP_CONV2D:
-        /* y[N,K,OH,OW] x C*kh*kw */
-        t0 = xpb_program_tensor(p, op->outputs[0]);
-        t1 = xpb_program_tensor(p, op->inputs[1]);
-        return 2 * xpb_tensor_numel(t0) * t1->dims[1] * t1->dims[2] * t1->dims[3];
-    case XPB_OP_CONV2D_BWD_DATA:
-    case XPB_OP_CONV2D_BWD_WEIGHTS:
-        t0 = xpb_program_tensor(p, op->inputs[0]); /* dy */
-        t1 = xpb_program_tensor(p, op->kind == XPB_OP_CONV2D_BWD_DATA ? op->inputs[1]
-                                                                      : op->outputs[0]);
-        return 2 * xpb_tensor_numel(t0) * t1->dims[1] * t1->dims[2] * t1->dims[3];
-    case XPB_OP_CONV_T2D:
-        /* every input element meets K*kh*kw weights */
-        t0 = xpb_program_tensor(p, op->inputs[0]);
-        t1 = xpb_program_tensor(p, op->inputs[1]);
-        return 2 * xpb_tensor_numel(t0) * t1->dims[1] * t1->dims[2] * t1->dims[3];
-    case XPB_OP_CONV_T2D_BWD_DATA:
-        t0 = xpb_program_tensor(p, op->outputs[0]); /* dx, shaped like x */
-        t1 = xpb_program_tensor(p, op->inputs[1]);
-        return 2 * xpb_tensor_numel(t0) * t1->dims[1] * t1->dims[2] * t1->dims[3];
-    case XPB_OP_CONV_T2D_BWD_WEIGHTS:
-        t0 = xpb_program_tensor(p, op->inputs[1]); /* x */
-        t1 = xpb_program_tensor(p, op->outputs[0]);
-        return 2 * xpb_tensor_numel(t0) * t1->dims[1] * t1->dims[2] * t1->dims[3];
-    case XPB_OP_LINEAR:
-    case XPB_OP_LINEAR_BWD_DATA:
-    case XPB_OP_LINEAR_BWD_WEIGHTS: {
-        const xpb_tensor_desc *w = xpb_program_tensor(
-            p, op->kind == XPB_OP_LINEAR_BWD_WEIGHTS ? op->outputs[0] : op->inputs[1]);
-        const xpb_tensor_desc *x = xpb_program_tensor(
-            p, op->kind == XPB_OP_LINEAR_BWD_DATA ? op->outputs[0]
-                                                  : op->inputs[op->kind == XPB_OP_LINEAR ? 0 : 1]);
-        return 2 * x->dims[0] * w->dims[0] * w->dims[1];
-    }
-    default:
-        return 0;
-    }
+    if (k < op->n_inputs)
+        return op->inputs_all ? op->inputs_all[k] : op->inputs[k];
+    k -= op->n_inputs;
+    return op->outputs_all ? op->outputs_all[k] : op->outputs[k];
 }
 
 static void compute_lifetimes(xpb_model_program *mp)
@@ -64,7 +31,9 @@ static void compute_lifetimes(xpb_model_program *mp)
     for (uint32_t i = 0; i < mp->n_ops; i++) {
         const xpb_op *op = &mp->ops[i];
         for (uint32_t k = 0; k < op->n_inputs + op->n_outputs; k++) {
-            uint32_t t = k < op->n_inputs ? op->inputs[k] : op->outputs[k - op->n_inputs];
+            uint32_t t = operand(op, k);
+            if (t == XPB_NO_TENSOR) /* an optional operand not wanted */
+                continue;
             xpb_tensor_desc *d = &mp->tensors[t];
             if (d->first_op == UINT32_MAX)
                 d->first_op = i;
@@ -96,9 +65,33 @@ static int64_t node_flops(const xpb_graph *g, const xpb_gnode *n)
         return 2 * (n->kind == XPB_OP_CONV2D ? ny : nx) * w->dims[1] * w->dims[2] * w->dims[3];
     case XPB_OP_LINEAR:
         return 2 * x->dims[0] * w->dims[0] * w->dims[1];
+    case XPB_OP_MATMUL:
+    case XPB_OP_BATCHED_MATMUL: /* y elements x K, K from a as held */
+        return 2 * ny *
+               ((n->attrs3.transpose & XPB_TRANSPOSE_A) ? x->dims[x->ndim - 2]
+                                                        : x->dims[x->ndim - 1]);
+    case XPB_OP_LSTM: /* 4H gates of I + H inputs, every step of every sample */
+        return 2 * x->dims[0] * x->dims[1] * w->dims[0] *
+               (x->dims[2] + g->values[n->inputs[2]].dims[1]);
     default:
         return 0;
     }
+}
+
+/* The tokens of one sample of a sequence model: the length S of its I32 [batch, S] input
+ * "targets" (the tokens it predicts), else "tgt" (a translation's target side), else "tokens"
+ * (a prompt); 0 for a model without one (docs/models.md, "Sequence models"). */
+static int64_t sequence_tokens(const xpb_model_program *mp)
+{
+    static const char *const names[] = {"targets", "tgt", "tokens"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        for (uint32_t t = 0; t < mp->n_tensors; t++) {
+            const xpb_tensor_desc *d = &mp->tensors[t];
+            if (d->role == XPB_ROLE_INPUT && d->dtype == XPB_DTYPE_I32 && d->ndim == 2 &&
+                strcmp(d->name, names[k]) == 0)
+                return d->dims[1];
+        }
+    return 0;
 }
 
 static void count_model(xpb_model_program *mp, const xpb_graph *g)
@@ -120,11 +113,17 @@ static void count_model(xpb_model_program *mp, const xpb_graph *g)
         free(need);
     }
     mp->flops_forward = g->batch ? fwd / g->batch : 0;
+    int64_t bytes = 0;
+    for (uint32_t i = 0; i < mp->n_ops; i++)
+        bytes += xpb_op_bytes(&mp->program, &mp->ops[i]);
+    mp->bytes = g->batch ? bytes / g->batch : 0;
+    mp->tokens = sequence_tokens(mp);
     mp->layers = 0;
     for (uint32_t nid = 1; nid < g->n_nodes; nid++) {
         uint32_t k = g->nodes[nid].kind;
         if (k == XPB_OP_CONV2D || k == XPB_OP_CONV_T2D || k == XPB_OP_LINEAR ||
-            k == XPB_OP_BATCHNORM_TRAIN)
+            k == XPB_OP_BATCHNORM_TRAIN || k == XPB_OP_LAYER_NORM || k == XPB_OP_EMBEDDING ||
+            k == XPB_OP_LSTM)
             mp->layers++;
     }
 }
@@ -142,7 +141,7 @@ static xpb_status resolve_optimizers(xpb_model_program *mp, const xpb_program_op
             o.momentum = cfg->momentum;
         if (!isnan(cfg->weight_decay))
             o.weight_decay = cfg->weight_decay;
-        if (o.kind == XPB_OPTIMIZER_ADAM && o.eps == 0)
+        if ((o.kind == XPB_OPTIMIZER_ADAM || o.kind == XPB_OPTIMIZER_ADAMW) && o.eps == 0)
             o.eps = 1e-8;
         mp->optimizers[p] = o;
     }
@@ -305,8 +304,11 @@ void xpb_model_program_free(xpb_model_program *mp)
         free((char *)mp->tensors[i].name);
         free((char *)mp->tensors[i].layer);
     }
-    for (uint32_t i = 0; i < mp->n_ops; i++)
+    for (uint32_t i = 0; i < mp->n_ops; i++) {
         free((char *)mp->ops[i].layer);
+        free((void *)mp->ops[i].inputs_all);
+        free((void *)mp->ops[i].outputs_all);
+    }
     free(mp->tensors);
     free(mp->tensor_value);
     free(mp->ops);

@@ -17,7 +17,4 @@ xpb_status xpb_model_program_create(xpb_model_program **out, const xpb_model_api
                                     const xpb_program_options *opt, xpb_err *err);
 void xpb_model_program_free(xpb_model_program *mp);
 
-/* The FLOPs (multiply-add = 2) of one program op; 0 for ops that are not counted. */
-int64_t xpb_op_flops(const xpb_program *p, const xpb_op *op);
-
 #endif

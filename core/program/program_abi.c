@@ -59,6 +59,7 @@ void xpb_program_seal(xpb_program *p, xpb_op *ops)
         op->opset = op_needs(op->kind, op->attrs_set);
         op->reserved_ = 0;
         op->reserved2_ = 0;
+        op->reserved3_ = 0;
         op->kind_name = xpb_op_name(op->kind);
         opset = op->opset > opset ? op->opset : opset;
     }

@@ -18,9 +18,9 @@ static void value_desc(xpb_tensor_desc *d, const xpb_gvalue *v)
 xpb_status xpb_infer_shape(uint32_t *ndim, int64_t *dims, uint32_t *dtype, const xpb_graph *g,
                            const xpb_gnode *n, xpb_err *err)
 {
-    xpb_tensor_desc in_desc[XPB_MAX_OP_INPUTS];
-    const xpb_tensor_desc *in[XPB_MAX_OP_INPUTS] = {0};
-    for (uint32_t i = 0; i < n->n_inputs && i < XPB_MAX_OP_INPUTS; i++) {
+    xpb_tensor_desc in_desc[XPB_GNODE_MAX_INPUTS];
+    const xpb_tensor_desc *in[XPB_GNODE_MAX_INPUTS] = {0};
+    for (uint32_t i = 0; i < n->n_inputs && i < XPB_GNODE_MAX_INPUTS; i++) {
         value_desc(&in_desc[i], &g->values[n->inputs[i]]);
         in[i] = &in_desc[i];
     }
@@ -35,6 +35,7 @@ xpb_status xpb_infer_shape(uint32_t *ndim, int64_t *dims, uint32_t *dtype, const
         op.n_inputs = n->n_inputs;
         op.n_outputs = 1;
         op.attrs = n->attrs;
+        xpb_op_apply_attrs3(&op, &n->attrs3);
         op.layer = n->layer;
         char msg[sizeof err->msg];
         xpb_status st = xpb_op_infer_shape(&y, &op, in, msg, sizeof msg);

@@ -240,10 +240,10 @@ void xpb_spool_list_free(char **paths, size_t count)
     free(paths);
 }
 
-/* strdup of a string member, NULL when absent or null; *bad set when it has another type. */
-static char *dup_member(const json_t *obj, const char *name, int *bad)
+/* strdup of a member's string value `v`, NULL when absent or null; *bad set when it has
+ * another type. */
+static char *dup_member(const json_t *v, int *bad)
 {
-    const json_t *v = json_object_get(obj, name);
     if (!v || json_is_null(v))
         return NULL;
     if (!json_is_string(v)) {
@@ -271,9 +271,11 @@ xpb_status xpb_spool_read(struct xpb_spool_entry *out, const char *path, xpb_err
                            jerr.text, jerr.line);
     }
     xpb_status st = XPB_OK;
-    const json_t *version = json_object_get(root, "spool_version");
-    const json_t *key = json_object_get(root, "key");
-    const json_t *body = json_object_get(root, "body");
+    /* the members, borrowed from root; those missing (or a root that is no object) stay NULL */
+    json_t *version = NULL, *key = NULL, *body = NULL, *server = NULL, *cacert = NULL;
+    json_t *spooled = NULL;
+    json_unpack(root, "{s?o, s?o, s?o, s?o, s?o, s?o}", "spool_version", &version, "key", &key,
+                "body", &body, "server", &server, "cacert", &cacert, "spooled", &spooled);
     if (!json_is_integer(version) || json_integer_value(version) != XPB_SPOOL_VERSION ||
         !json_is_string(key) || json_string_length(key) != 64 || !json_is_string(body) ||
         json_string_length(body) > SPOOL_MAX_ENTRY_BYTES) {
@@ -283,9 +285,9 @@ xpb_status xpb_spool_read(struct xpb_spool_entry *out, const char *path, xpb_err
         goto fail_root;
     }
     int bad = 0;
-    out->server = dup_member(root, "server", &bad);
-    out->cacert = dup_member(root, "cacert", &bad);
-    out->spooled = dup_member(root, "spooled", &bad);
+    out->server = dup_member(server, &bad);
+    out->cacert = dup_member(cacert, &bad);
+    out->spooled = dup_member(spooled, &bad);
     out->path = strdup(path);
     out->body_len = json_string_length(body);
     out->body = malloc(out->body_len + 1);

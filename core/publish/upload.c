@@ -78,13 +78,12 @@ static void server_message(struct xpb_upload_reply *reply, const struct reply_bu
     reply->message[0] = '\0';
     json_t *doc = json_loadb(buf->data, buf->len, 0, NULL);
     const char *msg = NULL;
-    if (doc) {
-        const json_t *e = json_object_get(doc, "error");
-        if (json_is_string(e))
-            msg = json_string_value(e);
-        else if (json_is_string(json_object_get(doc, "message")))
-            msg = json_string_value(json_object_get(doc, "message"));
-    }
+    json_t *error = NULL, *message = NULL; /* borrowed from doc */
+    json_unpack(doc, "{s?o, s?o}", "error", &error, "message", &message);
+    if (json_is_string(error))
+        msg = json_string_value(error);
+    else if (json_is_string(message))
+        msg = json_string_value(message);
     if (msg) {
         snprintf(reply->message, sizeof reply->message, "%s", msg);
     } else {
@@ -108,9 +107,8 @@ static void parse_created(struct xpb_upload_reply *reply, const struct reply_buf
     json_t *doc = json_loadb(buf->data, buf->len, 0, NULL);
     if (!doc)
         return;
-    const json_t *id = json_object_get(doc, "id");
-    const json_t *url = json_object_get(doc, "url");
-    const json_t *dup = json_object_get(doc, "duplicate");
+    json_t *id = NULL, *url = NULL, *dup = NULL; /* borrowed from doc */
+    json_unpack(doc, "{s?o, s?o, s?o}", "id", &id, "url", &url, "duplicate", &dup);
     if (json_is_integer(id))
         reply->id = json_integer_value(id);
     if (json_is_string(url))

@@ -13,9 +13,9 @@
 #include "report/report_writers.h"
 
 static xpb_status (*const sections[])(xpb_report *) = {
-    xpb_report_env,      xpb_report_speedups, xpb_report_fusion, xpb_report_precision,
-    xpb_report_batch,    xpb_report_threads,  xpb_report_energy, xpb_report_interference,
-    xpb_report_all_runs, xpb_report_method,
+    xpb_report_env,          xpb_report_speedups, xpb_report_fusion, xpb_report_precision,
+    xpb_report_batch,        xpb_report_threads,  xpb_report_energy, xpb_report_tta,
+    xpb_report_interference, xpb_report_all_runs, xpb_report_method,
 };
 
 xpb_status xpb_report_build(xpb_report **out, json_t *const *docs, const char *const *names,
@@ -34,14 +34,17 @@ xpb_status xpb_report_build(xpb_report **out, json_t *const *docs, const char *c
         r->opts = *opts;
     r->title = xpb_arena_strdup(&r->arena, r->opts.title ? r->opts.title : "xpubench report");
     r->docs = xpb_arena_alloc(&r->arena, n * sizeof *r->docs);
+    r->views = xpb_arena_alloc(&r->arena, n * sizeof *r->views);
     r->names = xpb_arena_alloc(&r->arena, n * sizeof *r->names);
-    if (!r->title || !r->docs || !r->names)
+    if (!r->title || !r->docs || !r->views || !r->names)
         goto out_of_memory;
     for (size_t i = 0; i < n; i++) {
         if (!(r->names[i] = xpb_arena_strdup(&r->arena, names[i])))
             goto out_of_memory;
         r->docs[i] = json_incref(docs[i]);
         r->n_docs++;
+        if (xpb_results_view(&r->views[i], docs[i]) != XPB_OK)
+            goto out_of_memory;
     }
     if (xpb_rruns_build(r) != XPB_OK)
         goto out_of_memory;
@@ -55,30 +58,44 @@ out_of_memory:
     return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory while building the report");
 }
 
-xpb_status xpb_report_write(FILE *f, const xpb_report *r, xpb_report_format format)
+xpb_status xpb_report_render(struct xpb_text *out, const xpb_report *r, xpb_report_format format)
 {
     switch (format) {
     case XPB_REPORT_HTML:
-        xpb_report_write_html(f, r);
+        xpb_report_write_html(out, r);
         break;
     case XPB_REPORT_MARKDOWN:
-        xpb_report_write_markdown(f, r);
+        xpb_report_write_markdown(out, r);
         break;
     case XPB_REPORT_CSV:
-        xpb_report_write_csv(f, r);
+        xpb_report_write_csv(out, r);
         break;
     default:
         return XPB_INVALID_ARGUMENT;
     }
-    return fflush(f) != 0 || ferror(f) ? XPB_IO_ERROR : XPB_OK;
+    return out->failed ? XPB_OUT_OF_MEMORY : XPB_OK;
+}
+
+xpb_status xpb_report_write(FILE *f, const xpb_report *r, xpb_report_format format)
+{
+    struct xpb_text text = {0};
+    xpb_status st = xpb_report_render(&text, r, format);
+    if (st == XPB_OK)
+        st = xpb_text_write(&text, f);
+    xpb_text_free(&text);
+    if (st == XPB_OK && (fflush(f) != 0 || ferror(f)))
+        st = XPB_IO_ERROR;
+    return st;
 }
 
 void xpb_report_free(xpb_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n_docs; i++)
+    for (size_t i = 0; i < r->n_docs; i++) {
+        xpb_results_view_free(&r->views[i]);
         json_decref(r->docs[i]);
+    }
     xpb_arena_free(&r->arena);
     free(r);
 }

@@ -2,7 +2,7 @@
  * reproduces (docs/report.md). A report is built once from one or more loaded, validated
  * documents (schema version 1 or 2) and written as one self-contained HTML page (inline CSS
  * and SVG charts, no script, no network), as Markdown or as CSV; the three carry the same
- * tables with the same numbers, formatted by one rule (report_format.h). */
+ * tables with the same numbers, formatted by one rule (render/format.h). */
 #ifndef XPB_CORE_REPORT_H
 #define XPB_CORE_REPORT_H
 
@@ -11,22 +11,8 @@
 #include <jansson.h>
 
 #include "base/errmsg.h"
-
-typedef struct xpb_report xpb_report;
-
-typedef struct xpb_report_opts {
-    /* The memory budget of "the largest batch that fits", bytes; 0: each document's
-     * environment.memory_bytes (the host's memory). */
-    double memory_budget_bytes;
-    /* Shown as the page's title; NULL: "xpubench report". */
-    const char *title;
-} xpb_report_opts;
-
-typedef enum xpb_report_format {
-    XPB_REPORT_HTML,
-    XPB_REPORT_MARKDOWN,
-    XPB_REPORT_CSV,
-} xpb_report_format;
+#include "render/text.h"
+#include "report/report_opts.h"
 
 /* Builds the report of docs[0..n) (results documents that passed xpb_results_validate; the
  * report holds a reference to each until xpb_report_free), named names[0..n) in the page
@@ -35,7 +21,12 @@ typedef enum xpb_report_format {
 xpb_status xpb_report_build(xpb_report **out, json_t *const *docs, const char *const *names,
                             size_t n, const xpb_report_opts *opts, xpb_err *err);
 
-/* Writes the report to `f` in `format`. XPB_IO_ERROR when writing fails. */
+/* Appends the report in `format` to `out`. XPB_INVALID_ARGUMENT for an unknown format,
+ * XPB_OUT_OF_MEMORY when `out` failed (see render/text.h). */
+xpb_status xpb_report_render(struct xpb_text *out, const xpb_report *r, xpb_report_format format);
+
+/* Writes the report to `f` in `format` (xpb_report_render, then the text to f).
+ * XPB_INVALID_ARGUMENT, XPB_OUT_OF_MEMORY, or XPB_IO_ERROR when writing fails. */
 xpb_status xpb_report_write(FILE *f, const xpb_report *r, xpb_report_format format);
 
 void xpb_report_free(xpb_report *r);

@@ -2,7 +2,7 @@
  * runs that did not finish with their errors. */
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -10,19 +10,21 @@
      XPB_COL_BACKEND | XPB_COL_FUSED | XPB_COL_THREADS)
 #define N_METRICS 9
 
+/* The columns of numbers; XPB_RF_COUNT: filled apart (throughput, memory). */
 static const struct {
-    const char *header, *path;
+    const char *header;
+    enum xpb_results_field field;
     xpb_unit unit;
 } metrics[N_METRICS] = {
-    {"samples/s", NULL, XPB_UNIT_RATE},
-    {"p50 ms", "metrics.step_time_s.p50", XPB_UNIT_MS},
-    {"p95 ms", "metrics.step_time_s.p95", XPB_UNIT_MS},
-    {"cv %", "metrics.step_time_s.cv", XPB_UNIT_PERCENT},
-    {"GFLOP/s", "metrics.flops_per_s", XPB_UNIT_GFLOPS},
-    {"memory MiB", NULL, XPB_UNIT_MIB},
-    {"loss first", "metrics.loss.first", XPB_UNIT_NONE},
-    {"loss last", "metrics.loss.last", XPB_UNIT_NONE},
-    {"others %", "metrics.interference.other_cpu_share", XPB_UNIT_PERCENT},
+    {"samples/s", XPB_RF_COUNT, XPB_UNIT_RATE},
+    {"p50 ms", XPB_RF_STEP_P50, XPB_UNIT_MS},
+    {"p95 ms", XPB_RF_STEP_P95, XPB_UNIT_MS},
+    {"cv %", XPB_RF_STEP_CV, XPB_UNIT_PERCENT},
+    {"GFLOP/s", XPB_RF_FLOPS_PER_S, XPB_UNIT_GFLOPS},
+    {"memory MiB", XPB_RF_COUNT, XPB_UNIT_MIB},
+    {"loss first", XPB_RF_LOSS_FIRST, XPB_UNIT_NONE},
+    {"loss last", XPB_RF_LOSS_LAST, XPB_UNIT_NONE},
+    {"others %", XPB_RF_OTHER_CPU_SHARE, XPB_UNIT_PERCENT},
 };
 
 static xpb_status runs_table(xpb_report *r, xpb_report_section *s)
@@ -47,15 +49,15 @@ static xpb_status runs_table(xpb_report *r, xpb_report_section *s)
         xpb_rrun_desc_cells(r, &c[1], run, DESC);
         c += nd;
         for (size_t m = 0; m < N_METRICS; m++) {
-            if (metrics[m].path)
-                xpb_rrun_cell(r, &c[m], run, metrics[m].path, metrics[m].unit);
+            if (metrics[m].field != XPB_RF_COUNT)
+                xpb_rrun_cell(r, &c[m], run, metrics[m].field, metrics[m].unit);
         }
         xpb_rrun_throughput_cell(r, &c[0], run);
         if (strcmp(run->status, "ok") != 0) /* no throughput: say why (errors are below) */
             xpb_cell_text(&c[0], run->status);
-        const char *mem = NULL;
+        enum xpb_results_field mem;
         xpb_rrun_memory(run, &mem);
-        if (mem)
+        if (mem != XPB_RF_COUNT)
             xpb_rrun_cell(r, &c[5], run, mem, XPB_UNIT_MIB);
         if (run->flagged)
             c[8].flags |= XPB_CELL_FLAGGED;
@@ -82,7 +84,7 @@ static xpb_status unfinished_table(xpb_report *r, xpb_report_section *s)
             xpb_cell_text(c++, r->names[run->doc]);
         xpb_cell_text(&c[0], run->id);
         xpb_cell_text(&c[1], run->status);
-        xpb_cell_text(&c[2], json_string_value(json_object_get(run->run, "error")));
+        xpb_cell_text(&c[2], run->v->error);
     }
     return XPB_OK;
 }

@@ -1,9 +1,9 @@
-/* The charts of a batch sweep (see report_batch.h): the measured points, the fitted curve over
- * the measured batches, its projection (dashed) up to four times the largest batch, and for
+/* The charts of a batch sweep (see report_batch_chart.h): the measured points, the fitted curve
+ * over the measured batches, its projection (dashed) up to four times the largest batch, and for
  * memory the budget when it is in view. Batch is on a log2 axis, as sweeps double it. */
 #include <math.h>
 
-#include "report/report_batch.h"
+#include "report/report_batch_chart.h"
 
 #define CURVE_POINTS 32
 #define PROJECTION_FACTOR 4.0

@@ -1,8 +1,8 @@
-/* A cell's text, shared by the writers (see report_writers.h). */
+/* A cell's text, shared by the writers (see report_cells.h). */
+#include "report/report_cells.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "report/report_writers.h"
 
 void xpb_report_cell_number(char *buf, size_t size, const xpb_report_cell *c, int which)
 {

@@ -5,21 +5,22 @@
  * column. */
 #include <string.h>
 
+#include "report/report_cells.h"
 #include "report/report_writers.h"
 
-static void csv_field(FILE *f, const char *s)
+static void csv_field(struct xpb_text *out, const char *s)
 {
     if (s && strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
+        xpb_text_puts(out, s);
         return;
     }
-    fputc('"', f);
+    xpb_text_putc(out, '"');
     for (; s && *s; s++) {
         if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
+            xpb_text_putc(out, '"');
+        xpb_text_putc(out, *s);
     }
-    fputc('"', f);
+    xpb_text_putc(out, '"');
 }
 
 static void column_extras(const xpb_report_table *t, size_t c, int *intervals, int *marks)
@@ -34,50 +35,50 @@ static void column_extras(const xpb_report_table *t, size_t c, int *intervals, i
     }
 }
 
-static void header_line(FILE *f, const xpb_report_table *t)
+static void header_line(struct xpb_text *out, const xpb_report_table *t)
 {
     char name[256];
     for (size_t c = 0; c < t->n_cols; c++) {
         int iv, marks;
         column_extras(t, c, &iv, &marks);
-        fputs(c ? "," : "", f);
-        csv_field(f, t->headers[c]);
+        xpb_text_puts(out, c ? "," : "");
+        csv_field(out, t->headers[c]);
         if (iv) {
             snprintf(name, sizeof name, "%s ci95 low", t->headers[c]);
-            fputc(',', f);
-            csv_field(f, name);
+            xpb_text_putc(out, ',');
+            csv_field(out, name);
             snprintf(name, sizeof name, "%s ci95 high", t->headers[c]);
-            fputc(',', f);
-            csv_field(f, name);
+            xpb_text_putc(out, ',');
+            csv_field(out, name);
         }
         if (marks) {
             snprintf(name, sizeof name, "%s marks", t->headers[c]);
-            fputc(',', f);
-            csv_field(f, name);
+            xpb_text_putc(out, ',');
+            csv_field(out, name);
         }
     }
-    fputs("\r\n", f);
+    xpb_text_puts(out, "\r\n");
 }
 
-static void row_line(FILE *f, const xpb_report_table *t, size_t row)
+static void row_line(struct xpb_text *out, const xpb_report_table *t, size_t row)
 {
     char text[512];
     for (size_t c = 0; c < t->n_cols; c++) {
         const xpb_report_cell *cell = &t->cells[row * t->n_cols + c];
         int iv, marks;
         column_extras(t, c, &iv, &marks);
-        fputs(c ? "," : "", f);
+        xpb_text_puts(out, c ? "," : "");
         if (cell->kind == XPB_CELL_NUMBER)
             xpb_report_cell_number(text, sizeof text, cell, 0);
         else
             snprintf(text, sizeof text, "%s", cell->kind == XPB_CELL_TEXT ? cell->text : "");
-        csv_field(f, text);
+        csv_field(out, text);
         for (int end = 1; iv && end <= 2; end++) {
             text[0] = '\0';
             if (xpb_cell_has_interval(cell))
                 xpb_report_cell_number(text, sizeof text, cell, end);
-            fputc(',', f);
-            csv_field(f, text);
+            xpb_text_putc(out, ',');
+            csv_field(out, text);
         }
         if (marks) {
             snprintf(text, sizeof text, "%s%s%s",
@@ -87,14 +88,14 @@ static void row_line(FILE *f, const xpb_report_table *t, size_t row)
             size_t len = strlen(text);
             if (len)
                 text[len - 1] = '\0';
-            fputc(',', f);
-            csv_field(f, cell->kind == XPB_CELL_NUMBER ? text : "");
+            xpb_text_putc(out, ',');
+            csv_field(out, cell->kind == XPB_CELL_NUMBER ? text : "");
         }
     }
-    fputs("\r\n", f);
+    xpb_text_puts(out, "\r\n");
 }
 
-void xpb_report_write_csv(FILE *f, const xpb_report *r)
+void xpb_report_write_csv(struct xpb_text *out, const xpb_report *r)
 {
     for (size_t i = 0; i < r->n_sections; i++) {
         const xpb_report_section *s = &r->sections[i];
@@ -104,12 +105,12 @@ void xpb_report_write_csv(FILE *f, const xpb_report *r)
                 continue;
             char title[512];
             snprintf(title, sizeof title, "%s: %s", s->title, t->title);
-            csv_field(f, title);
-            fputs("\r\n", f);
-            header_line(f, t);
+            csv_field(out, title);
+            xpb_text_puts(out, "\r\n");
+            header_line(out, t);
             for (size_t row = 0; row < t->n_rows; row++)
-                row_line(f, t, row);
-            fputs("\r\n", f);
+                row_line(out, t, row);
+            xpb_text_puts(out, "\r\n");
         }
     }
 }

@@ -1,8 +1,9 @@
-/* The columns and labels that say which run a row of the report is about (see report_runs.h). */
+/* The columns and labels that say which run a row of the report is about (see
+ * report_describe.h). */
+#include "report/report_describe.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "report/report_runs.h"
 
 static const struct {
     unsigned col;
@@ -59,7 +60,7 @@ static void desc_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run, un
         xpb_cell_text(c, run->mode);
         break;
     case XPB_COL_BATCH:
-        xpb_rrun_cell(r, c, run, "config.batch", XPB_UNIT_COUNT);
+        xpb_rrun_cell(r, c, run, XPB_RF_BATCH, XPB_UNIT_COUNT);
         break;
     case XPB_COL_PRECISION:
         xpb_cell_text(c, run->emulated
@@ -79,7 +80,7 @@ static void desc_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run, un
         if (run->threads == 0) {
             xpb_cell_text(c, "auto");
         } else {
-            xpb_rrun_cell(r, c, run, "config.threads", XPB_UNIT_COUNT);
+            xpb_rrun_cell(r, c, run, XPB_RF_THREADS, XPB_UNIT_COUNT);
         }
         break;
     }

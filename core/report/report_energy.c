@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -29,13 +29,13 @@ static void energy_cells(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run)
     if (!run)
         return;
     xpb_rrun_throughput_cell(r, &c[0], run);
-    if (!json_is_true(xpb_json_at(run->metrics, "energy.measured"))) {
+    if (run->v->metrics.energy.measured != 1) {
         xpb_cell_text(&c[1], "not measured");
         xpb_cell_text(&c[2], "not measured");
         return;
     }
-    xpb_rrun_cell(r, &c[1], run, "metrics.energy.watts", XPB_UNIT_WATTS);
-    xpb_rrun_cell(r, &c[2], run, "metrics.energy.samples_per_joule", XPB_UNIT_PER_JOULE);
+    xpb_rrun_cell(r, &c[1], run, XPB_RF_WATTS, XPB_UNIT_WATTS);
+    xpb_rrun_cell(r, &c[2], run, XPB_RF_SAMPLES_PER_JOULE, XPB_UNIT_PER_JOULE);
 }
 
 static xpb_status study_table(xpb_report *r, xpb_report_section *s)
@@ -85,7 +85,7 @@ static xpb_status measured_table(xpb_report *r, xpb_report_section *s)
     xpb_report_table *t = NULL;
     for (size_t i = 0; i < r->runs->n; i++) {
         const xpb_rrun *run = &r->runs->items[i];
-        if (!json_is_true(xpb_json_at(run->metrics, "energy.measured")))
+        if (run->v->metrics.energy.measured != 1)
             continue;
         if (!t && !(t = xpb_report_table_new(r, s, "runs", "Energy of every measured run", headers,
                                              nd + 6)))
@@ -94,12 +94,12 @@ static xpb_status measured_table(xpb_report *r, xpb_report_section *s)
         if (!c)
             return XPB_OUT_OF_MEMORY;
         xpb_rrun_desc_cells(r, c, run, desc);
-        xpb_cell_text(&c[nd], json_string_value(xpb_json_at(run->metrics, "energy.source")));
-        xpb_rrun_cell(r, &c[nd + 1], run, "metrics.energy.joules", XPB_UNIT_JOULES);
-        xpb_rrun_cell(r, &c[nd + 2], run, "metrics.energy.watts", XPB_UNIT_WATTS);
-        xpb_rrun_cell(r, &c[nd + 3], run, "metrics.energy.samples_per_joule", XPB_UNIT_PER_JOULE);
-        xpb_rrun_cell(r, &c[nd + 4], run, "metrics.energy.domains.package", XPB_UNIT_JOULES);
-        xpb_rrun_cell(r, &c[nd + 5], run, "metrics.energy.domains.dram", XPB_UNIT_JOULES);
+        xpb_cell_text(&c[nd], run->v->metrics.energy.source);
+        xpb_rrun_cell(r, &c[nd + 1], run, XPB_RF_ENERGY_JOULES, XPB_UNIT_JOULES);
+        xpb_rrun_cell(r, &c[nd + 2], run, XPB_RF_WATTS, XPB_UNIT_WATTS);
+        xpb_rrun_cell(r, &c[nd + 3], run, XPB_RF_SAMPLES_PER_JOULE, XPB_UNIT_PER_JOULE);
+        xpb_rrun_cell(r, &c[nd + 4], run, XPB_RF_ENERGY_PACKAGE, XPB_UNIT_JOULES);
+        xpb_rrun_cell(r, &c[nd + 5], run, XPB_RF_ENERGY_DRAM, XPB_UNIT_JOULES);
     }
     return XPB_OK;
 }
@@ -111,8 +111,8 @@ static xpb_status reasons(xpb_report *r, xpb_report_section *s)
     size_t count[MAX_REASONS], n = 0, other = 0;
     for (size_t i = 0; i < r->runs->n; i++) {
         const xpb_rrun *run = &r->runs->items[i];
-        const char *why = json_string_value(xpb_json_at(run->metrics, "energy.reason"));
-        if (!run->metrics || json_is_true(xpb_json_at(run->metrics, "energy.measured")))
+        const char *why = run->v->metrics.energy.reason;
+        if (!run->v->has_metrics || run->v->metrics.energy.measured == 1)
             continue;
         why = why ? why : "no reason recorded (version-1 file)";
         size_t k = 0;

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_comparisons.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -40,8 +41,8 @@ static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rc
         xpb_rrun_throughput_cell(r, &c[nd], cmps[i].base);
         xpb_rrun_throughput_cell(r, &c[nd + 1], cmps[i].cand);
         xpb_rcmp_speedup_cell(r, &c[nd + 2], &cmps[i]);
-        xpb_rrun_cell(r, &c[nd + 3], cmps[i].base, "metrics.step_time_s.p50", XPB_UNIT_MS);
-        xpb_rrun_cell(r, &c[nd + 4], cmps[i].cand, "metrics.step_time_s.p50", XPB_UNIT_MS);
+        xpb_rrun_cell(r, &c[nd + 3], cmps[i].base, XPB_RF_STEP_P50, XPB_UNIT_MS);
+        xpb_rrun_cell(r, &c[nd + 4], cmps[i].cand, XPB_RF_STEP_P50, XPB_UNIT_MS);
         if (c[nd + 3].kind == XPB_CELL_NUMBER && c[nd + 4].kind == XPB_CELL_NUMBER &&
             c[nd + 3].v > 0)
             xpb_cell_number(&c[nd + 5], 1 - c[nd + 4].v / c[nd + 3].v, XPB_UNIT_PERCENT, NULL);
@@ -50,13 +51,13 @@ static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rc
 }
 
 /* Adds the profile of one run (side 0 unfused, 1 fused) to the kind sums. */
-static size_t sum_profile(kind_sum *kinds, size_t n_kinds, const json_t *prof, int side)
+static size_t sum_profile(kind_sum *kinds, size_t n_kinds, const struct xpb_results_run *run,
+                          int side)
 {
-    for (size_t i = 0; i < json_array_size(prof); i++) {
-        const json_t *e = json_array_get(prof, i);
-        const char *op = json_string_value(json_object_get(e, "op"));
-        const json_t *calls = json_object_get(e, "calls"), *sec = json_object_get(e, "seconds");
-        if (!op || !json_is_integer(calls) || !json_is_number(sec))
+    for (size_t i = 0; i < run->n_profile; i++) {
+        const struct xpb_results_profile_entry *e = &run->profile[i];
+        const char *op = e->op;
+        if (!op || e->calls == XPB_RESULTS_NO_INT || isnan(e->seconds))
             continue;
         size_t k = 0;
         while (k < n_kinds && strcmp(kinds[k].op, op) != 0)
@@ -64,9 +65,9 @@ static size_t sum_profile(kind_sum *kinds, size_t n_kinds, const json_t *prof, i
         if (k == n_kinds)
             kinds[n_kinds++] = (kind_sum){.op = op};
         kinds[k].ops[side]++;
-        kinds[k].fused += side == 1 && json_is_string(json_object_get(e, "fused_into"));
-        if (json_integer_value(calls) > 0)
-            kinds[k].seconds[side] += json_number_value(sec) / (double)json_integer_value(calls);
+        kinds[k].fused += side == 1 && e->fused_into;
+        if (e->calls > 0)
+            kinds[k].seconds[side] += e->seconds / (double)e->calls;
     }
     return n_kinds;
 }
@@ -95,7 +96,7 @@ static xpb_status profile_chart(xpb_report *r, xpb_report_section *s, const kind
     if (n_kinds > shown)
         c->segment_names[shown] = "other";
     for (int side = 0; side < 2; side++) {
-        xpb_chart_bar *bar = xpb_chart_bar_new(r, c, side ? "fused" : "unfused");
+        struct xpb_svg_bar *bar = xpb_chart_bar_new(r, c, side ? "fused" : "unfused");
         if (!bar)
             return XPB_OUT_OF_MEMORY;
         for (size_t k = 0; k < n_kinds; k++)
@@ -107,9 +108,8 @@ static xpb_status profile_chart(xpb_report *r, xpb_report_section *s, const kind
 static xpb_status profile_table(xpb_report *r, xpb_report_section *s, const xpb_rcmp *k,
                                 size_t pair)
 {
-    const json_t *pa = json_object_get(k->base->run, "profile");
-    const json_t *pb = json_object_get(k->cand->run, "profile");
-    size_t n = json_array_size(pa) + json_array_size(pb), n_kinds = 0;
+    const struct xpb_results_run *pa = k->base->v, *pb = k->cand->v;
+    size_t n = pa->n_profile + pb->n_profile, n_kinds = 0;
     kind_sum *kinds = calloc(n ? n : 1, sizeof *kinds);
     if (!kinds)
         return XPB_OUT_OF_MEMORY;
@@ -170,8 +170,7 @@ xpb_status xpb_report_fusion(xpb_report *r)
     xpb_status st = pairs_table(r, s, cmps, n);
     size_t profiled = 0;
     for (size_t i = 0; st == XPB_OK && i < n; i++)
-        if (json_is_array(json_object_get(cmps[i].base->run, "profile")) &&
-            json_is_array(json_object_get(cmps[i].cand->run, "profile")))
+        if (cmps[i].base->v->has_profile && cmps[i].cand->v->has_profile)
             st = profile_table(r, s, &cmps[i], profiled++);
     if (st == XPB_OK && profiled == 0)
         st = xpb_report_text(r, s,

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render/escape.h"
+#include "report/report_cells.h"
+#include "report/report_chart.h"
 #include "report/report_writers.h"
 
 #ifndef XPB_VERSION
@@ -42,169 +45,143 @@ static const char css[] =
     ".tbl{overflow:visible}table{font-size:8pt}th{background:none;border-bottom:1.5px solid #000}"
     "figure,table{break-inside:avoid}h2{break-after:avoid}a{color:inherit;text-decoration:none}}";
 
-void xpb_html_escape(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
-
 /* The markers after a number: n.s., †, ! */
-static void cell_marks(FILE *f, const xpb_report_cell *c)
+static void cell_marks(struct xpb_text *out, const xpb_report_cell *c)
 {
     if (c->flags & XPB_CELL_NOT_SIGNIFICANT)
-        fputs(" <span class=\"ns\" title=\"no significant difference: the 95% interval "
-              "contains 1\">n.s.</span>",
-              f);
+        xpb_text_puts(out,
+                      " <span class=\"ns\" title=\"no significant difference: the 95% interval "
+                      "contains 1\">n.s.</span>");
     if (c->flags & XPB_CELL_RECOMPUTED)
-        fputs("<span title=\"computed from the repeats: the file records no interval\">"
-              "\xe2\x80\xa0</span>",
-              f);
+        xpb_text_puts(out,
+                      "<span title=\"computed from the repeats: the file records no interval\">"
+                      "\xe2\x80\xa0</span>");
     if (c->flags & XPB_CELL_FLAGGED)
-        fputs(" <span class=\"flag\" title=\"disturbed: other processes took more than 5% of "
-              "the machine during this run\">!</span>",
-              f);
+        xpb_text_puts(
+            out, " <span class=\"flag\" title=\"disturbed: other processes took more than 5% of "
+                 "the machine during this run\">!</span>");
 }
 
-static void number_cell(FILE *f, const xpb_report_cell *c)
+static void number_cell(struct xpb_text *out, const xpb_report_cell *c)
 {
     char v[48], lo[48], hi[48];
-    fprintf(f, "<td class=\"n%s\" data-v=\"%.17g\" data-scale=\"%.17g\"",
-            c->flags & XPB_CELL_STRONG ? " strong" : "", c->v, xpb_unit_scale(c->unit));
+    xpb_text_printf(out, "<td class=\"n%s\" data-v=\"%.17g\" data-scale=\"%.17g\"",
+                    c->flags & XPB_CELL_STRONG ? " strong" : "", c->v, xpb_unit_scale(c->unit));
     int iv = xpb_cell_has_interval(c);
     if (iv)
-        fprintf(f, " data-lo=\"%.17g\" data-hi=\"%.17g\"", c->lo, c->hi);
+        xpb_text_printf(out, " data-lo=\"%.17g\" data-hi=\"%.17g\"", c->lo, c->hi);
     if (c->unit == XPB_UNIT_COUNT)
-        fputs(" data-int=\"1\"", f);
+        xpb_text_puts(out, " data-int=\"1\"");
     if (c->src) {
-        fputs(" data-src=\"", f);
-        xpb_html_escape(f, c->src);
-        fputc('"', f);
+        xpb_text_puts(out, " data-src=\"");
+        xpb_html(out, c->src);
+        xpb_text_putc(out, '"');
     } else {
-        fputs(" data-derived=\"1\"", f);
+        xpb_text_puts(out, " data-derived=\"1\"");
     }
     xpb_report_cell_number(v, sizeof v, c, 0);
-    fprintf(f, ">%s%s", v, c->unit == XPB_UNIT_SPEEDUP ? xpb_unit_name(c->unit) : "");
-    cell_marks(f, c);
+    xpb_text_printf(out, ">%s%s", v, c->unit == XPB_UNIT_SPEEDUP ? xpb_unit_name(c->unit) : "");
+    cell_marks(out, c);
     if (iv) { /* under the number, so that columns stay narrow */
         xpb_report_cell_number(lo, sizeof lo, c, 1);
         xpb_report_cell_number(hi, sizeof hi, c, 2);
-        fprintf(f, " <span class=\"ci\">[%s, %s]</span>", lo, hi);
+        xpb_text_printf(out, " <span class=\"ci\">[%s, %s]</span>", lo, hi);
     }
-    fputs("</td>", f);
+    xpb_text_puts(out, "</td>");
 }
 
-static void cell(FILE *f, const xpb_report_cell *c)
+static void cell(struct xpb_text *out, const xpb_report_cell *c)
 {
     if (c->kind == XPB_CELL_NUMBER) {
-        number_cell(f, c);
+        number_cell(out, c);
     } else if (c->kind == XPB_CELL_TEXT) {
-        fprintf(f, "<td%s>", c->flags & XPB_CELL_STRONG ? " class=\"strong\"" : "");
-        xpb_html_escape(f, c->text);
-        fputs("</td>", f);
+        xpb_text_printf(out, "<td%s>", c->flags & XPB_CELL_STRONG ? " class=\"strong\"" : "");
+        xpb_html(out, c->text);
+        xpb_text_puts(out, "</td>");
     } else {
-        fputs("<td class=\"empty\">\xe2\x80\x93</td>", f);
+        xpb_text_puts(out, "<td class=\"empty\">\xe2\x80\x93</td>");
     }
 }
 
-static void table(FILE *f, const xpb_report_table *t)
+static void table(struct xpb_text *out, const xpb_report_table *t)
 {
-    fputs("<div class=\"tbl\"><table id=\"", f);
-    xpb_html_escape(f, t->id);
-    fputs(t->key_value ? "\" class=\"kv\"><caption>" : "\"><caption>", f);
-    xpb_html_escape(f, t->title);
-    fputs("</caption>\n<thead><tr>", f);
+    xpb_text_puts(out, "<div class=\"tbl\"><table id=\"");
+    xpb_html(out, t->id);
+    xpb_text_puts(out, t->key_value ? "\" class=\"kv\"><caption>" : "\"><caption>");
+    xpb_html(out, t->title);
+    xpb_text_puts(out, "</caption>\n<thead><tr>");
     for (size_t c = 0; c < t->n_cols; c++) {
-        fputs("<th scope=\"col\">", f);
-        xpb_html_escape(f, t->headers[c]);
-        fputs("</th>", f);
+        xpb_text_puts(out, "<th scope=\"col\">");
+        xpb_html(out, t->headers[c]);
+        xpb_text_puts(out, "</th>");
     }
-    fputs("</tr></thead>\n<tbody>\n", f);
+    xpb_text_puts(out, "</tr></thead>\n<tbody>\n");
     for (size_t row = 0; row < t->n_rows; row++) {
-        fputs("<tr>", f);
+        xpb_text_puts(out, "<tr>");
         for (size_t c = 0; c < t->n_cols; c++)
-            cell(f, &t->cells[row * t->n_cols + c]);
-        fputs("</tr>\n", f);
+            cell(out, &t->cells[row * t->n_cols + c]);
+        xpb_text_puts(out, "</tr>\n");
     }
-    fputs("</tbody></table>", f);
+    xpb_text_puts(out, "</tbody></table>");
     if (t->note) {
-        fputs("<p class=\"note\">", f);
-        xpb_html_escape(f, t->note);
-        fputs("</p>", f);
+        xpb_text_puts(out, "<p class=\"note\">");
+        xpb_html(out, t->note);
+        xpb_text_puts(out, "</p>");
     }
-    fputs("</div>\n", f);
+    xpb_text_puts(out, "</div>\n");
 }
 
-static void section(FILE *f, const xpb_report_section *s)
+static void section(struct xpb_text *out, const xpb_report_section *s)
 {
-    fputs("<section id=\"", f);
-    xpb_html_escape(f, s->id);
-    fputs("\"><h2>", f);
-    xpb_html_escape(f, s->title);
-    fputs("</h2>\n", f);
+    xpb_text_puts(out, "<section id=\"");
+    xpb_html(out, s->id);
+    xpb_text_puts(out, "\"><h2>");
+    xpb_html(out, s->title);
+    xpb_text_puts(out, "</h2>\n");
     for (size_t b = 0; b < s->n_blocks; b++) {
         const xpb_report_block *k = &s->blocks[b];
         if (k->kind == XPB_BLOCK_TEXT) {
-            fputs("<p>", f);
-            xpb_html_escape(f, k->text);
-            fputs("</p>\n", f);
+            xpb_text_puts(out, "<p>");
+            xpb_html(out, k->text);
+            xpb_text_puts(out, "</p>\n");
         } else if (k->kind == XPB_BLOCK_TABLE) {
-            table(f, k->table);
+            table(out, k->table);
         } else {
-            xpb_svg_chart(f, k->chart);
+            xpb_report_chart(out, k->chart);
         }
     }
-    fputs("</section>\n", f);
+    xpb_text_puts(out, "</section>\n");
 }
 
-static void head(FILE *f, const xpb_report *r)
+static void head(struct xpb_text *out, const xpb_report *r)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<meta name=\"generator\" content=\"xpubench " XPB_VERSION "\">\n<title>",
-          f);
-    xpb_html_escape(f, r->title);
-    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<header><h1>", css);
-    xpb_html_escape(f, r->title);
-    fputs("</h1>\n<p class=\"files\">From ", f);
+    xpb_text_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                       "<meta name=\"generator\" content=\"xpubench " XPB_VERSION "\">\n<title>");
+    xpb_html(out, r->title);
+    xpb_text_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<header><h1>", css);
+    xpb_html(out, r->title);
+    xpb_text_puts(out, "</h1>\n<p class=\"files\">From ");
     for (size_t d = 0; d < r->n_docs; d++) {
-        fputs(d ? ", " : "", f);
-        xpb_html_escape(f, r->names[d]);
+        xpb_text_puts(out, d ? ", " : "");
+        xpb_html(out, r->names[d]);
     }
-    fprintf(f, " (%zu file%s), by xpubench " XPB_VERSION ".</p>\n<nav><ol>", r->n_docs,
-            r->n_docs == 1 ? "" : "s");
+    xpb_text_printf(out, " (%zu file%s), by xpubench " XPB_VERSION ".</p>\n<nav><ol>", r->n_docs,
+                    r->n_docs == 1 ? "" : "s");
     for (size_t s = 0; s < r->n_sections; s++) {
-        fputs("<li><a href=\"#", f);
-        xpb_html_escape(f, r->sections[s].id);
-        fputs("\">", f);
-        xpb_html_escape(f, r->sections[s].title);
-        fputs("</a></li>", f);
+        xpb_text_puts(out, "<li><a href=\"#");
+        xpb_html(out, r->sections[s].id);
+        xpb_text_puts(out, "\">");
+        xpb_html(out, r->sections[s].title);
+        xpb_text_puts(out, "</a></li>");
     }
-    fputs("</ol></nav></header>\n<main>\n", f);
+    xpb_text_puts(out, "</ol></nav></header>\n<main>\n");
 }
 
-void xpb_report_write_html(FILE *f, const xpb_report *r)
+void xpb_report_write_html(struct xpb_text *out, const xpb_report *r)
 {
-    head(f, r);
+    head(out, r);
     for (size_t s = 0; s < r->n_sections; s++)
-        section(f, &r->sections[s]);
-    fputs("</main>\n</body>\n</html>\n", f);
+        section(out, &r->sections[s]);
+    xpb_text_puts(out, "</main>\n</body>\n</html>\n");
 }

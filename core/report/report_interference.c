@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -31,9 +31,9 @@ static xpb_status flagged_table(xpb_report *r, xpb_report_section *s)
             return XPB_OUT_OF_MEMORY;
         xpb_cell_text(&c[0], run->id);
         xpb_rrun_desc_cells(r, &c[1], run, DESC);
-        xpb_rrun_cell(r, &c[nd + 1], run, "metrics.interference.other_cpu_share", XPB_UNIT_PERCENT);
-        xpb_rrun_cell(r, &c[nd + 2], run, "metrics.interference.steal_share", XPB_UNIT_PERCENT);
-        xpb_rrun_cell(r, &c[nd + 3], run, "metrics.interference.load_1m", XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 1], run, XPB_RF_OTHER_CPU_SHARE, XPB_UNIT_PERCENT);
+        xpb_rrun_cell(r, &c[nd + 2], run, XPB_RF_STEAL_SHARE, XPB_UNIT_PERCENT);
+        xpb_rrun_cell(r, &c[nd + 3], run, XPB_RF_LOAD_1M, XPB_UNIT_NONE);
     }
     return XPB_OK;
 }
@@ -47,21 +47,29 @@ xpb_status xpb_report_interference(xpb_report *r)
     double most = NAN;
     for (size_t i = 0; i < r->runs->n; i++) {
         const xpb_rrun *run = &r->runs->items[i];
-        const json_t *share = xpb_json_at(run->metrics, "interference.other_cpu_share");
+        double share = run->v->metrics.interference.other_cpu_share;
         flagged += (size_t)run->flagged;
-        recorded += xpb_json_at(run->metrics, "interference") != NULL;
-        if (json_is_number(share)) {
+        recorded += (size_t)run->v->metrics.has_interference;
+        if (!isnan(share)) {
             measured++;
-            most = isnan(most) || json_number_value(share) > most ? json_number_value(share) : most;
+            most = isnan(most) || share > most ? share : most;
         }
     }
     xpb_status st;
     char most_text[48];
     xpb_report_format_value(most_text, sizeof most_text, measured ? most : 0, XPB_UNIT_PERCENT);
-    if (recorded == 0)
+    size_t old_docs = 0;
+    for (size_t d = 0; d < r->n_docs; d++)
+        old_docs += r->views[d].schema_version < 2;
+    if (recorded == 0 && old_docs == r->n_docs)
         st = xpb_report_text(r, s,
                              "Not recorded: the files are older than schema version 2, "
                              "which records what other processes did during each run.");
+    else if (recorded == 0)
+        st = xpb_report_text(r, s,
+                             "Not recorded: no run of the files timed steps whose interference "
+                             "was measured (runs that did not finish, time-to-accuracy runs, "
+                             "and runs of files older than schema version 2 do not record it).");
     else if (flagged == 0)
         st = xpb_report_text(r, s,
                              "No run was disturbed: other processes took at most %s%% of the "

@@ -4,7 +4,7 @@
  * keeps its value in the JSON's unit, its display unit, its 95% interval when it has one and
  * where it came from in the input ("f<document>:<JSON path>", NULL for a derived number), so
  * that every writer formats it by the same rule and a test can check every number on the page
- * against the document. Everything lives in the report's arena (report_arena.h). */
+ * against the document. Everything lives in the report's arena (base/arena.h). */
 #ifndef XPB_CORE_REPORT_MODEL_H
 #define XPB_CORE_REPORT_MODEL_H
 
@@ -12,9 +12,12 @@
 
 #include <jansson.h>
 
-#include "report/report.h"
-#include "report/report_arena.h"
+#include "base/arena.h"
+#include "base/errmsg.h"
 #include "render/format.h"
+#include "render/svg_bars.h"
+#include "report/report_opts.h"
+#include "results/view.h"
 
 typedef enum xpb_cell_kind {
     XPB_CELL_EMPTY, /* no value: shown as "–" (the run does not have it) */
@@ -70,13 +73,6 @@ typedef struct xpb_chart_series {
     int color; /* palette index, also picks the marker shape and the dash pattern */
 } xpb_chart_series;
 
-typedef struct xpb_chart_bar {
-    const char *label;
-    double *values; /* n_segments values, stacked */
-    double lo, hi;  /* whiskers of a one-segment bar (NaN: none) */
-    unsigned flags; /* XPB_CELL_NOT_SIGNIFICANT: drawn hollow */
-} xpb_chart_bar;
-
 typedef enum xpb_chart_kind {
     XPB_CHART_XY,   /* points and lines */
     XPB_CHART_BARS, /* horizontal bars, stacked when there are several segments */
@@ -97,8 +93,8 @@ typedef struct xpb_chart {
     size_t n_segments;
     const char **segment_names; /* BARS: the legend of the segments (NULL for one segment) */
     size_t n_bars, cap_bars;
-    xpb_chart_bar *bars;
-    const char *note; /* under the chart, or NULL */
+    struct xpb_svg_bar *bars; /* BARS: hollow when not significant */
+    const char *note;         /* under the chart, or NULL */
 } xpb_chart;
 
 typedef enum xpb_block_kind {
@@ -125,14 +121,15 @@ struct xpb_report {
     const char *title;
     xpb_report_opts opts;
     size_t n_docs;
-    json_t **docs;      /* references held by the report */
-    const char **names; /* the files, as given */
+    json_t **docs;                 /* references held by the report */
+    struct xpb_results_doc *views; /* their typed views, one per document */
+    const char **names;            /* the files, as given */
     size_t n_sections, cap_sections;
     xpb_report_section *sections;
     struct xpb_rruns *runs; /* every run of every document (report_runs.h) */
 };
 
-/* ---- building (report_table.c); every pointer returned is owned by the report's arena ---- */
+/* ---- building (report_model.c); every pointer returned is owned by the report's arena ---- */
 
 /* A new section at the end of the report; NULL when out of memory. */
 xpb_report_section *xpb_report_section_new(xpb_report *r, const char *id, const char *title);
@@ -163,7 +160,7 @@ xpb_status xpb_chart_point(xpb_report *r, xpb_chart_series *s, double x, double 
                            double hi);
 
 /* A new bar of `c` with c->n_segments values (zeroed) and no whiskers; NULL when out of memory. */
-xpb_chart_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *label);
+struct xpb_svg_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *label);
 
 /* ---- cells ---- */
 

@@ -5,7 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_comparisons.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -36,10 +37,10 @@ static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rc
         xpb_rrun_throughput_cell(r, &c[nd + 1], base);
         xpb_rrun_throughput_cell(r, &c[nd + 2], cand);
         xpb_rcmp_speedup_cell(r, &c[nd + 3], &cmps[i]);
-        xpb_rrun_cell(r, &c[nd + 4], base, "metrics.loss.first", XPB_UNIT_NONE);
-        xpb_rrun_cell(r, &c[nd + 5], base, "metrics.loss.last", XPB_UNIT_NONE);
-        xpb_rrun_cell(r, &c[nd + 6], cand, "metrics.loss.first", XPB_UNIT_NONE);
-        xpb_rrun_cell(r, &c[nd + 7], cand, "metrics.loss.last", XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 4], base, XPB_RF_LOSS_FIRST, XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 5], base, XPB_RF_LOSS_LAST, XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 6], cand, XPB_RF_LOSS_FIRST, XPB_UNIT_NONE);
+        xpb_rrun_cell(r, &c[nd + 7], cand, XPB_RF_LOSS_LAST, XPB_UNIT_NONE);
     }
     return XPB_OK;
 }
@@ -48,19 +49,17 @@ static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rc
  * memory. */
 static int add_series(xpb_report *r, xpb_chart *c, const xpb_rrun *run, int color)
 {
-    const json_t *series = xpb_json_at(run->metrics, "loss.series");
+    const struct xpb_results_metrics *m = &run->v->metrics;
     xpb_chart_series *s = xpb_chart_series_new(
         r, c,
         xpb_arena_printf(&r->arena, "%s%s", run->precision, run->emulated ? " (emulated)" : ""),
         XPB_SERIES_LINE | XPB_SERIES_POINTS | (color ? XPB_SERIES_DASHED : 0u), color);
     if (!s)
         return -1;
-    for (size_t i = 0; i < json_array_size(series); i++) {
-        const json_t *p = json_array_get(series, i);
-        const json_t *step = json_object_get(p, "step"), *loss = json_object_get(p, "loss");
-        if (json_is_integer(step) && json_is_number(loss) &&
-            xpb_chart_point(r, s, (double)json_integer_value(step), json_number_value(loss), NAN,
-                            NAN) != XPB_OK)
+    for (size_t i = 0; i < m->loss.n_series; i++) {
+        const struct xpb_results_loss_point *p = &m->loss.series[i];
+        if (p->step != XPB_RESULTS_NO_INT && !isnan(p->loss) &&
+            xpb_chart_point(r, s, (double)p->step, p->loss, NAN, NAN) != XPB_OK)
             return -1;
     }
     return (int)s->n;

@@ -1,4 +1,4 @@
-/* The run index of a report and the cells that describe runs (see report_runs.h). */
+/* The run index of a report and the cells of a run's numbers (see report_runs.h). */
 #include "report/report_runs.h"
 
 #include <math.h>
@@ -6,88 +6,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The string at path under obj, borrowed from it; "" when it is not a string. */
-static const char *str_at(const json_t *obj, const char *path)
+#include "results/view_config.h"
+
+static const char *or_empty(const char *s)
 {
-    const json_t *v = xpb_json_at(obj, path);
-    return json_is_string(v) ? json_string_value(v) : "";
+    return s ? s : "";
 }
 
-static long int_at(const json_t *obj, const char *path)
+static void read_run(xpb_rrun *x, const struct xpb_results_run *v, size_t doc)
 {
-    const json_t *v = xpb_json_at(obj, path);
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
-}
-
-const json_t *xpb_json_at(const json_t *obj, const char *dotted)
-{
-    char key[128];
-    while (obj && *dotted) {
-        size_t len = strcspn(dotted, ".");
-        if (len >= sizeof key)
-            return NULL;
-        memcpy(key, dotted, len);
-        key[len] = '\0';
-        obj = json_object_get(obj, key);
-        dotted += len + (dotted[len] == '.');
-    }
-    return obj;
-}
-
-/* 1 when the device lists capability "fusion", 0 when it lists others, -1 when it says none. */
-static int device_fuses(const json_t *run)
-{
-    const json_t *caps = xpb_json_at(run, "device.capabilities");
-    if (!json_is_array(caps))
-        return -1;
-    for (size_t i = 0; i < json_array_size(caps); i++)
-        if (json_is_string(json_array_get(caps, i)) &&
-            strcmp(json_string_value(json_array_get(caps, i)), "fusion") == 0)
-            return 1;
-    return 0;
-}
-
-static void read_run(xpb_rrun *x, const json_t *run, size_t doc, size_t index)
-{
-    x->run = run;
-    x->config = json_object_get(run, "config");
-    x->metrics = json_object_get(run, "metrics");
+    const struct xpb_results_config *c = &v->config;
+    x->v = v;
     x->doc = doc;
-    x->index = index;
-    x->id = str_at(run, "id");
-    x->status = str_at(run, "status");
-    x->model = str_at(x->config, "model");
-    x->variant = str_at(x->config, "variant");
-    x->mode = str_at(x->config, "mode");
-    x->precision = str_at(x->config, "precision");
-    x->backend = str_at(x->config, "backend");
-    x->batch = int_at(x->config, "batch");
-    x->threads = int_at(x->config, "threads");
-    const json_t *fusion = json_object_get(x->config, "fusion");
-    x->fusion = json_is_boolean(fusion) ? json_is_true(fusion) : -1;
-    x->fuses = device_fuses(run);
-    const json_t *prec = json_object_get(xpb_json_at(run, "device.precisions"), x->precision);
-    x->emulated = json_is_string(prec) && strcmp(json_string_value(prec), "emulated") == 0;
-    const json_t *tp = xpb_json_at(x->metrics, "throughput.median");
-    x->throughput = json_is_number(tp) ? json_number_value(tp) : NAN;
-    x->ok = strcmp(x->status, "ok") == 0 && x->throughput > 0;
-    x->flagged = json_is_true(xpb_json_at(x->metrics, "interference.flagged"));
+    x->index = v->index;
+    x->id = or_empty(v->id);
+    x->status = or_empty(v->status);
+    x->model = or_empty(c->model);
+    x->variant = or_empty(c->variant);
+    x->mode = or_empty(c->mode);
+    x->precision = or_empty(c->precision);
+    x->backend = or_empty(c->backend);
+    x->batch = c->batch != XPB_RESULTS_NO_INT ? (long)c->batch : -1;
+    x->threads = c->threads != XPB_RESULTS_NO_INT ? (long)c->threads : -1;
+    x->fusion = c->fusion;
+    x->fuses = xpb_results_run_fuses(v);
+    x->emulated = xpb_results_run_emulated(v);
+    x->throughput = v->metrics.throughput.median;
+    x->ok = xpb_results_run_finished(v);
+    x->flagged = v->metrics.interference.flagged == 1;
 }
 
 xpb_status xpb_rruns_build(xpb_report *r)
 {
     size_t total = 0;
     for (size_t d = 0; d < r->n_docs; d++)
-        total += json_array_size(json_object_get(r->docs[d], "runs"));
+        total += r->views[d].n_runs;
     xpb_rruns *rs = xpb_arena_alloc(&r->arena, sizeof *rs);
     xpb_rrun *items = xpb_arena_alloc(&r->arena, (total ? total : 1) * sizeof *items);
     if (!rs || !items)
         return XPB_OUT_OF_MEMORY;
-    for (size_t d = 0; d < r->n_docs; d++) {
-        const json_t *runs = json_object_get(r->docs[d], "runs");
-        for (size_t i = 0; i < json_array_size(runs); i++)
-            read_run(&items[rs->n++], json_array_get(runs, i), d, i);
-    }
+    for (size_t d = 0; d < r->n_docs; d++)
+        for (size_t i = 0; i < r->views[d].n_runs; i++)
+            read_run(&items[rs->n++], &r->views[d].runs[i], d);
     rs->items = items;
     r->runs = rs;
     return XPB_OK;
@@ -106,80 +66,57 @@ const char *xpb_rrun_src(xpb_report *r, const xpb_rrun *run, const char *path)
     return xpb_arena_printf(&r->arena, "f%zu:runs[%zu].%s", run->doc, run->index, path);
 }
 
-void xpb_rrun_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run, const char *path,
-                   xpb_unit unit)
+void xpb_rrun_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run,
+                   enum xpb_results_field field, xpb_unit unit)
 {
-    const json_t *v = xpb_json_at(run->run, path);
-    if (!json_is_number(v)) {
+    double v = xpb_results_field(run->v, field);
+    if (isnan(v)) {
         xpb_cell_number(c, NAN, unit, NULL);
         return;
     }
-    xpb_cell_number(c, json_number_value(v), unit, xpb_rrun_src(r, run, path));
+    xpb_cell_number(c, v, unit, xpb_rrun_src(r, run, xpb_results_field_path(field)));
 }
 
 void xpb_rrun_throughput_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run)
 {
-    xpb_rrun_cell(r, c, run, "metrics.throughput.median", XPB_UNIT_RATE);
-    const json_t *lo = xpb_json_at(run->metrics, "throughput.ci95_low");
-    const json_t *hi = xpb_json_at(run->metrics, "throughput.ci95_high");
-    if (c->kind == XPB_CELL_NUMBER && json_is_number(lo) && json_is_number(hi)) {
-        c->lo = json_number_value(lo);
-        c->hi = json_number_value(hi);
+    xpb_rrun_cell(r, c, run, XPB_RF_THROUGHPUT_MEDIAN, XPB_UNIT_RATE);
+    double lo = run->v->metrics.throughput.ci95_low, hi = run->v->metrics.throughput.ci95_high;
+    if (c->kind == XPB_CELL_NUMBER && !isnan(lo) && !isnan(hi)) {
+        c->lo = lo;
+        c->hi = hi;
     }
     if (run->flagged)
         c->flags |= XPB_CELL_FLAGGED;
 }
 
-double xpb_rrun_memory(const xpb_rrun *run, const char **path)
+double xpb_rrun_memory(const xpb_rrun *run, enum xpb_results_field *field)
 {
-    static const char *const keys[] = {"metrics.memory.device_peak_bytes",
-                                       "metrics.memory.host_run_peak_bytes"};
+    static const enum xpb_results_field fields[] = {XPB_RF_DEVICE_PEAK, XPB_RF_HOST_RUN_PEAK};
     for (size_t i = 0; i < 2; i++) {
-        const json_t *v = xpb_json_at(run->run, keys[i]);
-        if (json_is_number(v)) {
-            if (path)
-                *path = keys[i];
-            return json_number_value(v);
+        double v = xpb_results_field(run->v, fields[i]);
+        if (!isnan(v)) {
+            if (field)
+                *field = fields[i];
+            return v;
         }
     }
-    if (path)
-        *path = NULL;
+    if (field)
+        *field = XPB_RF_COUNT;
     return NAN;
-}
-
-static int listed(const char *key, const char *const *keys, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(key, keys[i]) == 0)
-            return 1;
-    return strcmp(key, "extra") == 0;
 }
 
 int xpb_rrun_same_except(const xpb_rrun *a, const xpb_rrun *b, const char *const *keys,
                          size_t n_keys)
 {
-    const char *key;
-    json_t *value;
-    if (!json_is_object(a->config) || !json_is_object(b->config))
-        return 0;
-    json_object_foreach((json_t *)a->config, key, value)
-    {
-        if (!listed(key, keys, n_keys) && !json_equal(value, json_object_get(b->config, key)))
-            return 0;
-    }
-    json_object_foreach((json_t *)b->config, key, value)
-    {
-        if (!listed(key, keys, n_keys) && !json_object_get(a->config, key))
-            return 0;
-    }
-    return 1;
+    return a->v->has_config && b->v->has_config &&
+           xpb_results_config_same_except(&a->v->config, &b->v->config, keys, n_keys, 0);
 }
 
 /* The integer value of config[key] used to sort a group; -1 when absent. */
 static long key_value(const xpb_rrun *run, const char *key)
 {
-    const json_t *v = json_object_get(run->config, key);
-    return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+    int64_t v = xpb_results_config_int(&run->v->config, key);
+    return v != XPB_RESULTS_NO_INT ? (long)v : -1;
 }
 
 /* Insertion sort of a group by key value (stable: ties keep run order). */
@@ -194,8 +131,8 @@ static void sort_group(xpb_rgroup *g, const char *key)
     }
     g->distinct = g->n > 0;
     for (size_t i = 1; i < g->n; i++)
-        g->distinct += !json_equal(json_object_get(g->runs[i]->config, key),
-                                   json_object_get(g->runs[i - 1]->config, key));
+        g->distinct += !xpb_results_config_same_key(&g->runs[i]->v->config,
+                                                    &g->runs[i - 1]->v->config, key, 0);
 }
 
 xpb_status xpb_rruns_groups(xpb_report *r, xpb_rgroup **groups, size_t *n_groups, const char *key,

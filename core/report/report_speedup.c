@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/report_runs.h"
+#include "report/report_comparisons.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
 
 #define DESC                                                                                       \
@@ -116,13 +117,13 @@ static xpb_status speedup_chart(xpb_report *r, xpb_report_section *s, const xpb_
         const char *what = xpb_rrun_label(r, cmps[i].cand, DESC & ~(unsigned)XPB_COL_FUSION);
         const char *label =
             what ? xpb_arena_printf(&r->arena, "%s: %s", cmps[i].cand->backend, what) : NULL;
-        xpb_chart_bar *bar = label ? xpb_chart_bar_new(r, c, label) : NULL;
+        struct xpb_svg_bar *bar = label ? xpb_chart_bar_new(r, c, label) : NULL;
         if (!bar)
             return XPB_OUT_OF_MEMORY;
         bar->values[0] = cell.v;
         bar->lo = cell.lo;
         bar->hi = cell.hi;
-        bar->flags = cell.flags & XPB_CELL_NOT_SIGNIFICANT;
+        bar->hollow = (cell.flags & XPB_CELL_NOT_SIGNIFICANT) != 0;
     }
     return XPB_OK;
 }

@@ -4,10 +4,10 @@
  * (speedup / thread ratio); a chart with one line per group. */
 #include <math.h>
 
-#include "results/interval.h"
-#include "report/report_runs.h"
+#include "report/report_describe.h"
 #include "report/report_sections.h"
-#include "results/results.h"
+#include "results/comparisons.h"
+#include "results/interval.h"
 
 #define DESC                                                                                       \
     (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_BATCH | XPB_COL_PRECISION |             \
@@ -18,8 +18,8 @@ static double used_threads(const xpb_rrun *run)
 {
     if (run->threads > 0)
         return (double)run->threads;
-    const json_t *t = xpb_json_at(run->run, "device.threads");
-    return json_is_integer(t) && json_integer_value(t) > 0 ? (double)json_integer_value(t) : NAN;
+    int64_t t = run->v->device.threads;
+    return t != XPB_RESULTS_NO_INT && t > 0 ? (double)t : NAN;
 }
 
 static xpb_status group_rows(xpb_report *r, xpb_report_table *t, xpb_chart *chart,
@@ -41,7 +41,7 @@ static xpb_status group_rows(xpb_report *r, xpb_report_table *t, xpb_chart *char
         xpb_rrun_desc_cells(r, &c[nd], run, XPB_COL_THREADS);
         xpb_rrun_throughput_cell(r, &c[nd + 1], run);
         xpb_interval iv;
-        if (xpb_results_speedup(&iv, first->run, run->run) == 0) {
+        if (xpb_results_speedup(&iv, first->v, run->v) == 0) {
             xpb_cell_number(&c[nd + 2], iv.estimate, XPB_UNIT_SPEEDUP, NULL);
             c[nd + 2].lo = iv.low;
             c[nd + 2].hi = iv.high;

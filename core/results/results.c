@@ -1,16 +1,13 @@
-/* Results documents: creation, writing, loading and derived comparisons (see results.h). */
+/* Results documents: creation, writing and loading (see results.h). */
 #include "results/results.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "base/atomic_file.h"
-#include "results/interval.h"
-#include "base/names.h"
 
 #ifndef XPB_VERSION
 #define XPB_VERSION "0.0.0" /* the build defines it from the project version */
@@ -56,6 +53,37 @@ free_doc:
     json_decref(tool);
     json_decref(doc);
     return NULL;
+}
+
+xpb_status xpb_results_append_run(json_t *doc, json_t *run)
+{
+    json_t *runs = json_object_get(doc, "runs");
+    if (!json_is_array(runs)) {
+        json_decref(run);
+        return XPB_INVALID_ARGUMENT;
+    }
+    return json_array_append_new(runs, run) == 0 ? XPB_OK : XPB_OUT_OF_MEMORY;
+}
+
+size_t xpb_results_run_count(const json_t *doc)
+{
+    return json_array_size(json_object_get(doc, "runs"));
+}
+
+int xpb_results_mark_interrupted(json_t *doc)
+{
+    if (json_is_true(json_object_get(doc, "interrupted")))
+        return 0;
+    return json_object_set_new(doc, "interrupted", json_true()) == 0;
+}
+
+xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *version)
+{
+    json_t *libraries = json_object_get(json_object_get(doc, "environment"), "libraries");
+    if (!json_is_object(libraries))
+        return XPB_INVALID_ARGUMENT;
+    return json_object_set_new(libraries, name, json_string(version)) == 0 ? XPB_OK
+                                                                           : XPB_OUT_OF_MEMORY;
 }
 
 xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
@@ -190,231 +218,5 @@ xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err)
         return st;
     }
     *out = doc;
-    return XPB_OK;
-}
-
-/* ---- comparisons ---- */
-
-/* The axis a comparison varies. */
-static const char *const axes[] = {"backend", "fusion", "precision"};
-#define N_AXES 3
-
-static int is_axis_or_extra(const char *key)
-{
-    for (size_t i = 0; i < N_AXES; i++)
-        if (strcmp(key, axes[i]) == 0)
-            return 1;
-    return strcmp(key, "extra") == 0;
-}
-
-/* Whether every config key but the axes and "extra" is equal in a and b (absent in both is
- * equal). */
-static int same_except_axes(const json_t *a, const json_t *b)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)a, key, value)
-    {
-        if (!is_axis_or_extra(key) && !json_equal(value, json_object_get(b, key)))
-            return 0;
-    }
-    json_object_foreach((json_t *)b, key, value)
-    {
-        if (!is_axis_or_extra(key) && !json_object_get(a, key))
-            return 0;
-    }
-    return 1;
-}
-
-/* The median throughput of a finished run with an id, or 0 when it has none. */
-static double run_throughput(const json_t *run)
-{
-    if (!json_is_string(json_object_get(run, "id")) ||
-        !json_is_string(json_object_get(run, "status")) ||
-        strcmp(json_string_value(json_object_get(run, "status")), "ok") != 0)
-        return 0;
-    const json_t *median =
-        json_object_get(json_object_get(json_object_get(run, "metrics"), "throughput"), "median");
-    return json_is_number(median) ? json_number_value(median) : 0;
-}
-
-size_t xpb_results_repeat_throughputs(double *out, size_t cap, const json_t *run)
-{
-    const json_t *reps = json_object_get(json_object_get(run, "metrics"), "repeats");
-    size_t n = 0;
-    for (size_t i = 0; i < json_array_size(reps) && n < cap; i++) {
-        const json_t *t = json_object_get(json_array_get(reps, i), "throughput");
-        if (json_is_number(t) && json_number_value(t) > 0)
-            out[n++] = json_number_value(t);
-    }
-    return n;
-}
-
-int xpb_results_speedup(xpb_interval *out, const json_t *baseline, const json_t *candidate)
-{
-    double a[XPB_RESULTS_MAX_REPEATS], b[XPB_RESULTS_MAX_REPEATS];
-    size_t na = xpb_results_repeat_throughputs(a, XPB_RESULTS_MAX_REPEATS, baseline);
-    size_t nb = xpb_results_repeat_throughputs(b, XPB_RESULTS_MAX_REPEATS, candidate);
-    if (na && nb)
-        return xpb_interval_ratio(out, a, na, b, nb, 0.95);
-    /* no repeats listed: the medians, without an interval */
-    double ta = run_throughput(baseline), tb = run_throughput(candidate);
-    out->low = out->high = NAN;
-    out->estimate = ta > 0 && tb > 0 ? tb / ta : NAN;
-    return ta > 0 && tb > 0 ? 0 : -1;
-}
-
-static const char *config_str(const json_t *run, const char *key)
-{
-    return json_string_value(json_object_get(json_object_get(run, "config"), key));
-}
-
-/* The kind of device a run's backend said it drives ("cpu", "gpu" ...), or NULL. */
-static const char *device_kind(const json_t *run)
-{
-    return json_string_value(json_object_get(json_object_get(run, "device"), "kind"));
-}
-
-/* Whether two runs differ in nothing but (possibly) their backend. */
-static int same_but_backend(const json_t *a, const json_t *b)
-{
-    const json_t *ca = json_object_get(a, "config"), *cb = json_object_get(b, "config");
-    return json_is_object(ca) && json_is_object(cb) && same_except_axes(ca, cb) &&
-           json_equal(json_object_get(ca, "fusion"), json_object_get(cb, "fusion")) &&
-           json_equal(json_object_get(ca, "precision"), json_object_get(cb, "precision"));
-}
-
-/* The backend every run like `run` (same config but the backend) is compared with: the
- * document's named baseline, else the fastest finished run on a CPU among them, else (a
- * document whose devices do not say their kind) the reference backend. Static or owned by
- * the document; NULL when there is none. */
-static const char *baseline_backend(const json_t *doc, const json_t *run)
-{
-    const char *named =
-        json_string_value(json_object_get(json_object_get(doc, "scenario"), "baseline"));
-    if (named)
-        return named;
-    const json_t *runs = json_object_get(doc, "runs");
-    const char *best = NULL;
-    double best_tp = 0;
-    int kinds_known = 0;
-    for (size_t i = 0; i < json_array_size(runs); i++) {
-        const json_t *r = json_array_get(runs, i);
-        if (!same_but_backend(r, run))
-            continue;
-        const char *kind = device_kind(r);
-        kinds_known |= kind != NULL && strcmp(kind, "unknown") != 0;
-        double tp = run_throughput(r);
-        if (kind && strcmp(kind, "cpu") == 0 && tp > best_tp) {
-            best_tp = tp;
-            best = config_str(r, "backend");
-        }
-    }
-    return best ? best : kinds_known ? NULL : XPB_REFERENCE_BACKEND;
-}
-
-/* 0 when the run's device says its backend does not fuse (device.capabilities without
- * "fusion"), 1 otherwise. */
-static int backend_may_fuse(const json_t *run)
-{
-    const json_t *caps = json_object_get(json_object_get(run, "device"), "capabilities");
-    if (!json_is_array(caps))
-        return 1;
-    for (size_t i = 0; i < json_array_size(caps); i++)
-        if (json_is_string(json_array_get(caps, i)) &&
-            strcmp(json_string_value(json_array_get(caps, i)), "fusion") == 0)
-            return 1;
-    return 0;
-}
-
-/* The kind of comparison with `base` as baseline and `cand` as candidate, or NULL. */
-static const char *comparison_kind(const json_t *doc, const json_t *base, const json_t *cand)
-{
-    const json_t *bc = json_object_get(base, "config");
-    const json_t *cc = json_object_get(cand, "config");
-    if (!json_is_object(bc) || !json_is_object(cc) || !same_except_axes(bc, cc))
-        return NULL;
-    int differing = -1;
-    for (int i = 0; i < N_AXES; i++) {
-        if (json_equal(json_object_get(bc, axes[i]), json_object_get(cc, axes[i])))
-            continue;
-        if (differing >= 0)
-            return NULL;
-        differing = i;
-    }
-    if (differing < 0)
-        return NULL;
-    const json_t *bv = json_object_get(bc, axes[differing]);
-    switch (differing) {
-    case 0: {
-        const char *want = baseline_backend(doc, cand);
-        return want && json_is_string(bv) && strcmp(json_string_value(bv), want) == 0 ? "backend"
-                                                                                      : NULL;
-    }
-    case 1: /* only between runs of a backend that fuses (or documents that do not say) */
-        if (!backend_may_fuse(base) || !backend_may_fuse(cand))
-            return NULL;
-        return json_is_false(bv) && json_is_true(json_object_get(cc, "fusion")) ? "fusion" : NULL;
-    default:
-        return json_is_string(bv) && strcmp(json_string_value(bv), "fp32") == 0 ? "precision"
-                                                                                : NULL;
-    }
-}
-
-static json_t *num_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* One comparison object; NULL when out of memory. */
-static json_t *comparison_json(const char *kind, const json_t *base, const json_t *cand,
-                               int version)
-{
-    xpb_interval iv;
-    if (xpb_results_speedup(&iv, base, cand) != 0 || !(iv.estimate > 0))
-        return json_null(); /* cannot happen for runs with a throughput; skipped */
-    json_t *cmp = json_pack("{s:s, s:O, s:O, s:s, s:f}", "kind", kind, "baseline",
-                            json_object_get(base, "id"), "candidate", json_object_get(cand, "id"),
-                            "metric", "throughput", "speedup", iv.estimate);
-    if (cmp && version >= 2) {
-        json_object_set_new(cmp, "ci95_low", num_or_null(iv.low));
-        json_object_set_new(cmp, "ci95_high", num_or_null(iv.high));
-        json_object_set_new(cmp, "significant", json_boolean(xpb_interval_significant(&iv)));
-    }
-    return cmp;
-}
-
-xpb_status xpb_results_add_comparisons(json_t *doc)
-{
-    const json_t *runs = json_object_get(doc, "runs");
-    if (!json_is_array(runs))
-        return XPB_INVALID_ARGUMENT;
-    json_t *list = json_array();
-    if (!list)
-        return XPB_OUT_OF_MEMORY;
-    const json_t *ver = json_object_get(doc, "schema_version");
-    int version = json_is_integer(ver) ? (int)json_integer_value(ver) : XPB_RESULTS_SCHEMA_VERSION;
-    size_t n = json_array_size(runs);
-    for (size_t j = 0; j < n; j++) {
-        const json_t *cand = json_array_get(runs, j);
-        if (run_throughput(cand) <= 0)
-            continue;
-        for (size_t i = 0; i < n; i++) {
-            const json_t *base = json_array_get(runs, i);
-            const char *kind =
-                i == j || run_throughput(base) <= 0 ? NULL : comparison_kind(doc, base, cand);
-            if (!kind)
-                continue;
-            json_t *cmp = comparison_json(kind, base, cand, version);
-            if (json_is_null(cmp))
-                continue;
-            if (!cmp || json_array_append_new(list, cmp) != 0) {
-                json_decref(list);
-                return XPB_OUT_OF_MEMORY;
-            }
-        }
-    }
-    if (json_object_set_new(doc, "comparisons", list) != 0)
-        return XPB_OUT_OF_MEMORY;
     return XPB_OK;
 }

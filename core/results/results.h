@@ -10,12 +10,10 @@
 #include <jansson.h>
 
 #include "base/errmsg.h"
+#include "results/comparisons.h"
 #include "results/interval.h"
+#include "results/results_validate.h"
 
-#define XPB_RESULTS_SCHEMA "xpubench-results"
-/* The version this build writes, and the oldest it still reads (docs/results.md, "Versions"). */
-#define XPB_RESULTS_SCHEMA_VERSION 2
-#define XPB_RESULTS_SCHEMA_MIN_VERSION 1
 /* Largest results file xpb_results_load accepts. */
 #define XPB_RESULTS_MAX_BYTES (64u * 1024u * 1024u)
 
@@ -26,12 +24,21 @@
  * NULL when out of memory. */
 json_t *xpb_results_new(void);
 
-/* Checks `doc` against the complete schema (docs/results.md): required keys, types, ranges,
- * enumerations, unknown keys (allowed only inside "extra" objects), unique run ids,
- * comparisons naming existing runs, and the rules that tie fields to a run's status.
- * Returns XPB_OK or XPB_PARSE_ERROR with the first problem in err->msg, led by its JSON path:
- *   "runs[2].metrics.throughput.median: expected a number >= 0, found string" */
-xpb_status xpb_results_validate(const json_t *doc, xpb_err *err);
+/* Appends `run` (a run object of docs/results.md; the reference is stolen, also on failure) to
+ * doc's "runs". XPB_INVALID_ARGUMENT when doc has no "runs" array, XPB_OUT_OF_MEMORY. */
+xpb_status xpb_results_append_run(json_t *doc, json_t *run);
+
+/* How many runs doc's "runs" holds (0 when it has none). */
+size_t xpb_results_run_count(const json_t *doc);
+
+/* Marks doc "interrupted": true. Returns 1 when it was not marked before, 0 when it was (or
+ * when out of memory). */
+int xpb_results_mark_interrupted(json_t *doc);
+
+/* Adds library `name` at `version` (copied) to doc's environment.libraries, replacing one of
+ * that name. XPB_INVALID_ARGUMENT when doc has no environment.libraries object,
+ * XPB_OUT_OF_MEMORY. */
+xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *version);
 
 /* Validates `doc`, serialises it (2-space indent, top-level keys in the schema's order,
  * every other object in insertion order, reals with 17 significant digits so that they read
@@ -67,32 +74,6 @@ xpb_status xpb_results_print_table(FILE *f, const json_t *doc);
  * Returns XPB_INVALID_ARGUMENT when `doc` is not an object, XPB_OUT_OF_MEMORY, XPB_IO_ERROR
  * when writing fails, otherwise XPB_OK. */
 xpb_status xpb_results_print_profiles(FILE *f, const json_t *doc, unsigned top, unsigned *printed);
-
-/* Replaces doc's "comparisons" by those derived from its finished runs (status "ok" with a
- * throughput median > 0): every ordered pair of runs whose configs differ in exactly one of
- * backend / fusion / precision and agree on every other config key ("extra" aside) gives one
- * comparison when the baseline is the run on the document's baseline backend (kind
- * "backend": scenario.baseline when the scenario named one, else the fastest run on a CPU
- * device among the runs that differ only in their backend, else for documents whose devices
- * do not say their kind "cpu_ref"), the unfused run of a backend that fuses (kind "fusion")
- * or the fp32 run (kind "precision"). Speedup = geometric mean of the candidate's repeat
- * throughputs / the baseline's, with a Welch 95% interval (interval.h) and whether it excludes
- * 1 (version-2 documents). Order: by candidate, then by baseline, in run order. Idempotent.
- * Returns XPB_INVALID_ARGUMENT when doc has no "runs" array, XPB_OUT_OF_MEMORY, else XPB_OK. */
-xpb_status xpb_results_add_comparisons(json_t *doc);
-
-/* Most repeats a run's metrics are read for. */
-#define XPB_RESULTS_MAX_REPEATS 1024
-
-/* The positive per-repeat throughputs of a run (metrics.repeats[].throughput) into out[0..cap),
- * in order; returns how many. */
-size_t xpb_results_repeat_throughputs(double *out, size_t cap, const json_t *run);
-
-/* How many times faster `candidate` ran than `baseline` (two run objects, of one document or
- * of two): the ratio of the geometric means of their repeat throughputs with its Welch 95%
- * interval (interval.h), or of their medians without an interval when a run lists no repeats.
- * Returns 0, or -1 when a run has no throughput. */
-int xpb_results_speedup(xpb_interval *out, const json_t *baseline, const json_t *candidate);
 
 /* The canonical text of a results document (compact, keys sorted, reals with 17 significant
  * digits) and its SHA-256 hex: the upload's idempotency key, and what the leaderboard stores

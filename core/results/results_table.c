@@ -1,9 +1,15 @@
 /* The human summary of a results document (see results.h): an aligned table of runs, the
- * comparisons, and the runs that did not finish. Every lookup tolerates missing or mistyped
- * fields ("-"), so that `xpubench show` can print a document that failed validation. */
+ * comparisons, and the runs that did not finish, read from the document's typed view (view.h),
+ * whose missing or mistyped fields show as "-", so that a document that failed validation
+ * still prints. */
 #include "results/results.h"
 
+#include <inttypes.h>
+#include <math.h>
 #include <string.h>
+
+#include "results/tta_table.h"
+#include "results/view.h"
 
 #define CELL 160
 
@@ -71,20 +77,9 @@ static int parallel_column(int col)
     return col == C_RANKS || col == C_EFF || col == C_COMM;
 }
 
-/* obj.a.b... with a NULL-terminated key list; NULL when any step is missing. */
-static const json_t *at(const json_t *obj, const char *k1, const char *k2, const char *k3)
+static const char *str_or_dash(const char *s)
 {
-    const json_t *v = json_object_get(obj, k1);
-    if (v && k2)
-        v = json_object_get(v, k2);
-    if (v && k3)
-        v = json_object_get(v, k3);
-    return v;
-}
-
-static const char *str_or_dash(const json_t *v)
-{
-    return json_is_string(v) ? json_string_value(v) : "-";
+    return s ? s : "-";
 }
 
 /* About four significant digits without an exponent for the usual range of benchmark numbers:
@@ -104,173 +99,158 @@ static void format_number(char *buf, size_t size, double v)
         snprintf(buf, size, "%.2g", v);
 }
 
-/* A number at `v` scaled by `scale`, or "-". */
-static void number_cell(char *buf, size_t size, const json_t *v, double scale)
+/* The number `v` scaled by `scale`, or "-" when the run does not have it (NaN). */
+static void number_cell(char *buf, size_t size, double v, double scale)
 {
-    if (json_is_number(v))
-        format_number(buf, size, json_number_value(v) * scale);
+    if (!isnan(v))
+        format_number(buf, size, v * scale);
     else
         snprintf(buf, size, "-");
 }
 
-/* 1 when the run's device lists capability `name`, 0 when it lists others but not this one,
- * -1 when the document does not say (older documents, runs that never opened a device). */
-static int device_has(const json_t *run, const char *name)
+/* An integer of the run, or "-"; "auto" for 0 when `zero_is_auto`. */
+static void int_cell(char *buf, size_t size, int64_t v, int zero_is_auto)
 {
-    const json_t *caps = at(run, "device", "capabilities", NULL);
-    if (!json_is_array(caps))
-        return -1;
-    for (size_t i = 0; i < json_array_size(caps); i++) {
-        const json_t *c = json_array_get(caps, i);
-        if (json_is_string(c) && strcmp(json_string_value(c), name) == 0)
-            return 1;
-    }
-    return 0;
+    if (v == XPB_RESULTS_NO_INT)
+        snprintf(buf, size, "-");
+    else if (zero_is_auto && v == 0)
+        snprintf(buf, size, "auto");
+    else
+        snprintf(buf, size, "%" PRId64, v);
 }
 
 /* The run's backend speedup: "9.88x" when it is the candidate of a backend comparison,
  * "base" when it is only a baseline, "-" otherwise. */
-static void speedup_cell(char *buf, size_t size, const json_t *run, const json_t *comparisons)
+static void speedup_cell(char *buf, size_t size, const struct xpb_results_run *run,
+                         const struct xpb_results_doc *v)
 {
-    const char *id = str_or_dash(json_object_get(run, "id"));
+    const char *id = str_or_dash(run->id);
     int baseline = 0;
     snprintf(buf, size, "-");
-    for (size_t i = 0; i < json_array_size(comparisons); i++) {
-        const json_t *c = json_array_get(comparisons, i);
-        const char *kind = str_or_dash(json_object_get(c, "kind"));
-        const json_t *sp = json_object_get(c, "speedup");
-        if (strcmp(kind, "backend") != 0)
+    for (size_t i = 0; i < v->n_comparisons; i++) {
+        const struct xpb_results_comparison *c = &v->comparisons[i];
+        if (strcmp(str_or_dash(c->kind), "backend") != 0)
             continue;
-        if (strcmp(str_or_dash(json_object_get(c, "candidate")), id) == 0 && json_is_number(sp)) {
-            snprintf(buf, size, "%.2fx", json_number_value(sp));
+        if (strcmp(str_or_dash(c->candidate), id) == 0 && !isnan(c->speedup)) {
+            snprintf(buf, size, "%.2fx", c->speedup);
             return;
         }
-        baseline |= strcmp(str_or_dash(json_object_get(c, "baseline")), id) == 0;
+        baseline |= strcmp(str_or_dash(c->baseline), id) == 0;
     }
     if (baseline)
         snprintf(buf, size, "base");
 }
 
-/* The text of column `col` for `run` (or the header when run is NULL); `comparisons` is the
- * document's list. */
-static void format_cell(char *buf, size_t size, const json_t *run, int col,
-                        const json_t *comparisons)
+/* "yes", "no", "n/a" (the backend does not fuse) or "-" (nothing ran: no device). */
+static const char *fused_text(const struct xpb_results_run *run)
+{
+    int fuses = xpb_results_run_fuses(run);
+    if (fuses == 0) /* the backend does not fuse: nothing to say */
+        return "n/a";
+    if (fuses < 0 && !run->has_metrics)
+        return "-"; /* nothing ran (no device): it neither fused nor not */
+    return run->config.fusion == 1 ? "yes" : run->config.fusion == 0 ? "no" : "-";
+}
+
+/* The text of column `col` for `run` (or the header when run is NULL) of document `v`. */
+static void format_cell(char *buf, size_t size, const struct xpb_results_run *run, int col,
+                        const struct xpb_results_doc *v)
 {
     if (!run) {
         snprintf(buf, size, "%s", headers[col]);
         return;
     }
-    const json_t *config = json_object_get(run, "config");
-    const json_t *metrics = json_object_get(run, "metrics");
-    const json_t *v;
-    int has;
+    const struct xpb_results_config *config = &run->config;
+    const struct xpb_results_metrics *m = &run->metrics;
     char a[48], b[48], c[48]; /* three fit in one cell */
     switch (col) {
     case C_ID:
-        snprintf(buf, size, "%s", str_or_dash(json_object_get(run, "id")));
+        snprintf(buf, size, "%s", str_or_dash(run->id));
         break;
     case C_STATUS:
-        snprintf(buf, size, "%s", str_or_dash(json_object_get(run, "status")));
+        snprintf(buf, size, "%s", str_or_dash(run->status));
         break;
     case C_MODEL:
-        v = json_object_get(config, "variant");
-        if (json_is_string(v) && json_string_length(v) > 0)
-            snprintf(buf, size, "%s/%s", str_or_dash(json_object_get(config, "model")),
-                     json_string_value(v));
+        if (config->variant && config->variant[0])
+            snprintf(buf, size, "%s/%s", str_or_dash(config->model), config->variant);
         else
-            snprintf(buf, size, "%s", str_or_dash(json_object_get(config, "model")));
+            snprintf(buf, size, "%s", str_or_dash(config->model));
         break;
     case C_MODE:
-        snprintf(buf, size, "%s", str_or_dash(json_object_get(config, "mode")));
+        snprintf(buf, size, "%s", str_or_dash(config->mode));
         break;
     case C_RANKS:
-        v = json_object_get(config, "world_size");
-        snprintf(buf, size, "%" JSON_INTEGER_FORMAT,
-                 json_is_integer(v) ? json_integer_value(v) : 1);
+        snprintf(buf, size, "%" PRId64, xpb_results_run_world_size(run));
         break;
     case C_EFF:
-        number_cell(buf, size, at(metrics, "parallel", "scaling_efficiency", NULL), 100);
+        number_cell(buf, size, m->parallel.scaling_efficiency, 100);
         break;
     case C_COMM:
-        number_cell(buf, size, at(metrics, "parallel", "communication", "share"), 100);
+        number_cell(buf, size, m->parallel.communication.share, 100);
         break;
     case C_BATCH:
+        int_cell(buf, size, config->batch, 0);
+        break;
     case C_THREADS:
-        v = json_object_get(config, col == C_BATCH ? "batch" : "threads");
-        if (!json_is_integer(v))
-            snprintf(buf, size, "-");
-        else if (col == C_THREADS && json_integer_value(v) == 0)
-            snprintf(buf, size, "auto");
-        else
-            snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        int_cell(buf, size, config->threads, 1);
         break;
     case C_PRECISION:
-        snprintf(buf, size, "%s", str_or_dash(json_object_get(config, "precision")));
+        snprintf(buf, size, "%s", str_or_dash(config->precision));
         break;
     case C_BACKEND:
-        snprintf(buf, size, "%s", str_or_dash(json_object_get(config, "backend")));
+        snprintf(buf, size, "%s", str_or_dash(config->backend));
         break;
     case C_FUSED:
-        v = json_object_get(config, "fusion");
-        has = device_has(run, "fusion");
-        if (has == 0) /* the backend does not fuse: nothing to say */
-            snprintf(buf, size, "n/a");
-        else if (has < 0 && !json_is_object(metrics))
-            snprintf(buf, size, "-"); /* nothing ran (no device): it neither fused nor not */
-        else
-            snprintf(buf, size, "%s", json_is_true(v) ? "yes" : json_is_false(v) ? "no" : "-");
+        snprintf(buf, size, "%s", fused_text(run));
         break;
     case C_SPEEDUP:
-        speedup_cell(buf, size, run, comparisons);
+        speedup_cell(buf, size, run, v);
         break;
     case C_THROUGHPUT:
-        v = json_object_get(metrics, "throughput");
-        if (!json_is_number(json_object_get(v, "median"))) {
+        if (isnan(m->throughput.median)) {
             snprintf(buf, size, "-");
             break;
         }
-        number_cell(a, sizeof a, json_object_get(v, "median"), 1);
-        number_cell(b, sizeof b, json_object_get(v, "min"), 1);
-        number_cell(c, sizeof c, json_object_get(v, "max"), 1);
+        number_cell(a, sizeof a, m->throughput.median, 1);
+        number_cell(b, sizeof b, m->throughput.min, 1);
+        number_cell(c, sizeof c, m->throughput.max, 1);
         snprintf(buf, size, "%s (%s-%s)", a, b, c);
         break;
     case C_P50:
+        number_cell(buf, size, m->step_time_s.p50, 1e3);
+        break;
     case C_P95:
+        number_cell(buf, size, m->step_time_s.p95, 1e3);
+        break;
     case C_P99:
-        number_cell(buf, size,
-                    at(metrics, "step_time_s",
-                       col == C_P50   ? "p50"
-                       : col == C_P95 ? "p95"
-                                      : "p99",
-                       NULL),
-                    1e3);
+        number_cell(buf, size, m->step_time_s.p99, 1e3);
         break;
     case C_CV:
-        number_cell(buf, size, at(metrics, "step_time_s", "cv", NULL), 100);
+        number_cell(buf, size, m->step_time_s.cv, 100);
         break;
     case C_GFLOPS:
-        number_cell(buf, size, json_object_get(metrics, "flops_per_s"), 1e-9);
+        number_cell(buf, size, m->flops_per_s, 1e-9);
         break;
     case C_LOSS:
-        v = json_object_get(metrics, "loss");
-        if (!json_is_number(json_object_get(v, "first")) &&
-            !json_is_number(json_object_get(v, "last"))) {
+        if (isnan(m->loss.first) && isnan(m->loss.last)) {
             snprintf(buf, size, "-");
             break;
         }
-        number_cell(a, sizeof a, json_object_get(v, "first"), 1);
-        number_cell(b, sizeof b, json_object_get(v, "last"), 1);
+        number_cell(a, sizeof a, m->loss.first, 1);
+        number_cell(b, sizeof b, m->loss.last, 1);
         snprintf(buf, size, "%s->%s", a, b);
         break;
     case C_RSS:
-        number_cell(buf, size, at(metrics, "memory", "host_peak_rss_bytes", NULL),
+        number_cell(buf, size,
+                    m->memory.host_peak_rss_bytes == XPB_RESULTS_NO_INT
+                        ? NAN
+                        : (double)m->memory.host_peak_rss_bytes,
                     1.0 / (1024.0 * 1024.0));
         break;
     case C_OTHERS: /* CPU others took meanwhile; "!" when it was enough to spoil the run */
-        v = at(metrics, "interference", "other_cpu_share", NULL);
-        if (json_is_number(v))
-            snprintf(buf, size, "%.1f%s", json_number_value(v) * 100,
-                     json_is_true(at(metrics, "interference", "flagged", NULL)) ? "!" : "");
+        if (!isnan(m->interference.other_cpu_share))
+            snprintf(buf, size, "%.1f%s", m->interference.other_cpu_share * 100,
+                     m->interference.flagged == 1 ? "!" : "");
         else
             snprintf(buf, size, "-");
         break;
@@ -279,13 +259,14 @@ static void format_cell(char *buf, size_t size, const json_t *run, int col,
 
 /* One table line: the shown cells padded to `width` (0: hidden), two spaces apart, no trailing
  * blanks. */
-static void print_row(FILE *f, const json_t *run, const size_t *width, const json_t *comparisons)
+static void print_row(FILE *f, const struct xpb_results_run *run, const size_t *width,
+                      const struct xpb_results_doc *v)
 {
     char cell[CELL];
     for (int col = 0; col < N_COLUMNS; col++) {
         if (!width[col])
             continue;
-        format_cell(cell, sizeof cell, run, col, comparisons);
+        format_cell(cell, sizeof cell, run, col, v);
         int w = (int)width[col];
         if (col == N_COLUMNS - 1 && !right_aligned[col])
             fprintf(f, "%s", cell);
@@ -297,37 +278,38 @@ static void print_row(FILE *f, const json_t *run, const size_t *width, const jso
     }
 }
 
-/* Whether a run of `runs` ran on more than one rank. */
-static int any_parallel(const json_t *runs)
+/* Whether a run of `v` ran on more than one rank. */
+static int any_parallel(const struct xpb_results_doc *v)
 {
-    for (size_t r = 0; r < json_array_size(runs); r++) {
-        const json_t *ws = at(json_array_get(runs, r), "config", "world_size", NULL);
-        if (json_is_integer(ws) && json_integer_value(ws) > 1)
+    for (size_t r = 0; r < v->n_runs; r++)
+        if (xpb_results_run_world_size(&v->runs[r]) > 1)
             return 1;
-    }
     return 0;
 }
 
-static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
+static void print_runs(FILE *f, const struct xpb_results_doc *v)
 {
     size_t width[N_COLUMNS] = {0};
     char cell[CELL];
-    size_t n = json_array_size(runs);
-    int parallel = any_parallel(runs);
+    size_t n = v->n_runs;
+    int parallel = any_parallel(v);
     for (size_t r = 0; r <= n; r++) {
-        const json_t *run = r == 0 ? NULL : json_array_get(runs, r - 1);
+        const struct xpb_results_run *run = r == 0 ? NULL : &v->runs[r - 1];
+        if (run && xpb_results_run_is_tta(run))
+            continue;
         for (int col = 0; col < N_COLUMNS; col++) {
             if (parallel_column(col) && !parallel)
                 continue;
-            format_cell(cell, sizeof cell, run, col, comparisons);
+            format_cell(cell, sizeof cell, run, col, v);
             size_t len = strlen(cell);
             if (len > width[col])
                 width[col] = len;
         }
     }
-    print_row(f, NULL, width, comparisons);
+    print_row(f, NULL, width, v);
     for (size_t r = 0; r < n; r++)
-        print_row(f, json_array_get(runs, r), width, comparisons);
+        if (!xpb_results_run_is_tta(&v->runs[r]))
+            print_row(f, &v->runs[r], width, v);
     if (parallel)
         fprintf(f, "ranks = processes of the run (mpirun, srun); batch is per rank and samples/s "
                    "counts every rank's; eff %% = scaling efficiency, samples/s / (ranks x the "
@@ -337,16 +319,15 @@ static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
     /* Whether batches were copied inside the timed steps changes what the numbers mean. */
     int resident = 0, streamed = 0;
     for (size_t r = 0; r < n; r++) {
-        const json_t *t = at(json_array_get(runs, r), "config", "transfer", NULL);
-        resident += json_is_string(t) && strcmp(json_string_value(t), "resident") == 0;
-        streamed += json_is_string(t) && strcmp(json_string_value(t), "streamed") == 0;
+        const char *t = v->runs[r].config.transfer;
+        resident += t && strcmp(t, "resident") == 0;
+        streamed += t && strcmp(t, "streamed") == 0;
     }
     fprintf(f, "speedup = throughput / the same run's throughput on the baseline backend "
                "(\"base\"); fused n/a = the backend does not fuse\n");
     int flagged = 0;
     for (size_t r = 0; r < n; r++)
-        flagged += json_is_true(at(json_object_get(json_array_get(runs, r), "metrics"),
-                                   "interference", "flagged", NULL));
+        flagged += v->runs[r].metrics.interference.flagged == 1;
     if (flagged)
         fprintf(f,
                 "others %% = CPU time other processes took during the timed steps, as a share "
@@ -365,34 +346,31 @@ static void print_runs(FILE *f, const json_t *runs, const json_t *comparisons)
 
 /* "12.35x (11.90-12.81)", "1.02x (0.97-1.07, no significant difference)" or "12.35x" when the
  * comparison has no interval. */
-static void speedup_text(char *buf, size_t size, const json_t *c)
+static void speedup_text(char *buf, size_t size, const struct xpb_results_comparison *c)
 {
-    const json_t *s = json_object_get(c, "speedup");
-    const json_t *lo = json_object_get(c, "ci95_low"), *hi = json_object_get(c, "ci95_high");
-    if (!json_is_number(s)) {
+    if (isnan(c->speedup)) {
         snprintf(buf, size, "-");
         return;
     }
-    if (!json_is_number(lo) || !json_is_number(hi)) {
-        snprintf(buf, size, "%.2fx", json_number_value(s));
+    if (isnan(c->ci95_low) || isnan(c->ci95_high)) {
+        snprintf(buf, size, "%.2fx", c->speedup);
         return;
     }
-    snprintf(buf, size, "%.2fx (%.2f-%.2f%s)", json_number_value(s), json_number_value(lo),
-             json_number_value(hi),
-             json_is_false(json_object_get(c, "significant")) ? ", no significant difference" : "");
+    snprintf(buf, size, "%.2fx (%.2f-%.2f%s)", c->speedup, c->ci95_low, c->ci95_high,
+             c->significant == 0 ? ", no significant difference" : "");
 }
 
-static void print_comparisons(FILE *f, const json_t *comparisons)
+static void print_comparisons(FILE *f, const struct xpb_results_doc *v)
 {
-    size_t n = json_array_size(comparisons);
+    size_t n = v->n_comparisons;
     if (n == 0)
         return;
     int wk = 4, wc = 9, wb = 8;
     for (size_t i = 0; i < n; i++) {
-        const json_t *c = json_array_get(comparisons, i);
-        int k = (int)strlen(str_or_dash(json_object_get(c, "kind")));
-        int cd = (int)strlen(str_or_dash(json_object_get(c, "candidate")));
-        int b = (int)strlen(str_or_dash(json_object_get(c, "baseline")));
+        const struct xpb_results_comparison *c = &v->comparisons[i];
+        int k = (int)strlen(str_or_dash(c->kind));
+        int cd = (int)strlen(str_or_dash(c->candidate));
+        int b = (int)strlen(str_or_dash(c->baseline));
         wk = k > wk ? k : wk;
         wc = cd > wc ? cd : wc;
         wb = b > wb ? b : wb;
@@ -401,29 +379,27 @@ static void print_comparisons(FILE *f, const json_t *comparisons)
                "interval where both runs have repeats):\n");
     fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk, "kind", wc, "candidate", wb, "baseline", "speedup");
     for (size_t i = 0; i < n; i++) {
-        const json_t *c = json_array_get(comparisons, i);
+        const struct xpb_results_comparison *c = &v->comparisons[i];
         char speedup[128];
         speedup_text(speedup, sizeof speedup, c);
-        fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk, str_or_dash(json_object_get(c, "kind")), wc,
-                str_or_dash(json_object_get(c, "candidate")), wb,
-                str_or_dash(json_object_get(c, "baseline")), speedup);
+        fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk, str_or_dash(c->kind), wc,
+                str_or_dash(c->candidate), wb, str_or_dash(c->baseline), speedup);
     }
 }
 
-static void print_unfinished(FILE *f, const json_t *runs)
+static void print_unfinished(FILE *f, const struct xpb_results_doc *v)
 {
     int header = 0;
-    for (size_t r = 0; r < json_array_size(runs); r++) {
-        const json_t *run = json_array_get(runs, r);
-        const json_t *status = json_object_get(run, "status");
-        if (json_is_string(status) && strcmp(json_string_value(status), "ok") == 0)
+    for (size_t r = 0; r < v->n_runs; r++) {
+        const struct xpb_results_run *run = &v->runs[r];
+        if (run->ok)
             continue;
         if (!header) {
             fprintf(f, "\nruns that did not finish:\n");
             header = 1;
         }
-        fprintf(f, "  %s [%s]: %s\n", str_or_dash(json_object_get(run, "id")), str_or_dash(status),
-                str_or_dash(json_object_get(run, "error")));
+        fprintf(f, "  %s [%s]: %s\n", str_or_dash(run->id), str_or_dash(run->status),
+                str_or_dash(run->error));
     }
 }
 
@@ -431,15 +407,25 @@ xpb_status xpb_results_print_table(FILE *f, const json_t *doc)
 {
     if (!f || !json_is_object(doc))
         return XPB_INVALID_ARGUMENT;
-    const json_t *runs = json_object_get(doc, "runs");
-    if (json_array_size(runs) == 0)
-        fprintf(f, "no runs\n");
-    else
-        print_runs(f, runs, json_object_get(doc, "comparisons"));
-    print_comparisons(f, json_object_get(doc, "comparisons"));
-    print_unfinished(f, runs);
-    if (json_is_true(json_object_get(doc, "interrupted")))
-        fprintf(f, "\ninterrupted: the invocation was stopped before every run had finished\n");
+    struct xpb_results_doc v;
+    xpb_status st = xpb_results_view(&v, doc);
+    if (st == XPB_OK) {
+        size_t tta = 0;
+        for (size_t r = 0; r < v.n_runs; r++)
+            tta += xpb_results_run_is_tta(&v.runs[r]);
+        if (v.n_runs == 0)
+            fprintf(f, "no runs\n");
+        else if (tta < v.n_runs)
+            print_runs(f, &v);
+        xpb_results_print_tta(f, &v);
+        print_comparisons(f, &v);
+        print_unfinished(f, &v);
+        if (v.interrupted == 1)
+            fprintf(f, "\ninterrupted: the invocation was stopped before every run had finished\n");
+    }
+    xpb_results_view_free(&v);
+    if (st != XPB_OK)
+        return st;
     if (fflush(f) != 0 || ferror(f))
         return XPB_IO_ERROR;
     return XPB_OK;

@@ -9,6 +9,9 @@
 #include "parallel/agree.h"
 #include "parallel/comm_cost.h"
 #include "results/results.h"
+#include "results/schema_version.h"
+#include "results/view.h"
+#include "results/view_config.h"
 #include "run/run_record.h"
 #include "run/stats.h"
 
@@ -27,18 +30,15 @@ static const char *const baseline_keys[] = {"model",     "variant", "mode",   "b
                                             "precision", "backend", "fusion", "threads",
                                             "transfer",  "params"};
 
-/* Whether run `run` of a baseline file is the one-rank run of configuration `want`. */
-static int baseline_matches(const json_t *run, const json_t *want)
+/* Whether `run` of a baseline file is the one-rank run of configuration `want`. */
+static int baseline_matches(const struct xpb_results_run *run,
+                            const struct xpb_results_config *want)
 {
-    const json_t *config = json_object_get(run, "config");
-    const json_t *ws = json_object_get(config, "world_size");
-    if (!json_is_string(json_object_get(run, "status")) ||
-        strcmp(json_string_value(json_object_get(run, "status")), "ok") != 0 ||
-        (ws && json_integer_value(ws) != 1))
+    int64_t ws = run->config.world_size;
+    if (!run->ok || !run->has_config || (ws != XPB_RESULTS_NO_INT && ws != 1))
         return 0;
     for (size_t k = 0; k < sizeof baseline_keys / sizeof *baseline_keys; k++)
-        if (!json_equal(json_object_get(config, baseline_keys[k]),
-                        json_object_get(want, baseline_keys[k])))
+        if (!xpb_results_config_same_key(&run->config, want, baseline_keys[k], 0))
             return 0;
     return 1;
 }
@@ -55,24 +55,29 @@ void xpb_scaling_baseline_from_file(xpb_scaling_baseline *out, const char *file,
         snprintf(path, sizeof path, "%s", file);
     snprintf(out->file, sizeof out->file, "%.511s", path);
     xpb_err err = {{0}};
-    json_t *doc = NULL, *want = xpb_run_config_json(cfg);
+    json_t *doc = NULL, *want = json_pack("{so}", "config", xpb_run_config_json(cfg));
+    struct xpb_results_doc view = {0};
+    struct xpb_results_run wanted;
+    xpb_arena arena = {0};
     if (xpb_results_load(&doc, path, &err) != XPB_OK) {
         snprintf(out->reason, sizeof out->reason, "the baseline file: %.480s", err.msg);
         goto free_docs;
     }
-    size_t i;
-    json_t *run;
-    json_array_foreach(json_object_get(doc, "runs"), i, run)
-    {
-        if (!baseline_matches(run, want))
-            continue;
-        out->throughput = json_number_value(json_object_get(
-            json_object_get(json_object_get(run, "metrics"), "throughput"), "median"));
+    if (!want || xpb_results_view(&view, doc) != XPB_OK ||
+        xpb_results_view_run(&wanted, &arena, want, XPB_RESULTS_SCHEMA_VERSION) != XPB_OK) {
+        snprintf(out->reason, sizeof out->reason, "out of memory reading %.400s", path);
         goto free_docs;
     }
+    for (size_t i = 0; i < view.n_runs; i++)
+        if (baseline_matches(&view.runs[i], &wanted.config)) {
+            out->throughput = view.runs[i].metrics.throughput.median;
+            goto free_docs;
+        }
     snprintf(out->reason, sizeof out->reason,
              "%.300s has no finished one-rank run of this configuration", path);
 free_docs:
+    xpb_arena_free(&arena);
+    xpb_results_view_free(&view);
     json_decref(want);
     json_decref(doc);
 }
@@ -159,7 +164,7 @@ static json_t *baseline_json(const xpb_scaling_baseline *b)
 
 xpb_status xpb_run_parallel_json(json_t **out, xpb_parallel *par, const xpb_timing *t,
                                  const xpb_run_config *cfg, const xpb_model_program *mp,
-                                 const xpb_session *s, const json_t *metrics,
+                                 const xpb_session *s, const json_t *run,
                                  const xpb_scaling_baseline *b, xpb_err *err)
 {
     xpb_comm_cost cost;
@@ -172,9 +177,14 @@ xpb_status xpb_run_parallel_json(json_t **out, xpb_parallel *par, const xpb_timi
         st = gather_places(all, par, cfg, s, err);
     if (st != XPB_OK || par->comm.rank != 0)
         goto free_places;
-    double median =
-        json_number_value(json_object_get(json_object_get(metrics, "throughput"), "median"));
-    double p50 = json_number_value(json_object_get(json_object_get(metrics, "step_time_s"), "p50"));
+    struct xpb_results_run view;
+    xpb_arena arena = {0};
+    double median = NAN, p50 = NAN;
+    if (xpb_results_view_run(&view, &arena, run, XPB_RESULTS_SCHEMA_VERSION) == XPB_OK) {
+        median = view.metrics.throughput.median;
+        p50 = view.metrics.step_time_s.p50;
+    }
+    xpb_arena_free(&arena);
     double eff = b->throughput > 0 ? median / (par->comm.size * b->throughput) : NAN;
     uint32_t hosts;
     json_t *j = json_object();

@@ -27,11 +27,11 @@ void xpb_scaling_baseline_from_file(xpb_scaling_baseline *out, const char *file,
 
 /* The object, into *out (a new reference owned by the caller; NULL on ranks other than 0).
  * Collective: every rank calls it once its timed steps ended, with its timing, session and
- * configuration; `metrics` is the run's metrics object (throughput and step median over the
- * ranks). XPB_OK, or the failure of a collective with err. */
+ * configuration; `run` is the run object whose metrics (throughput and step median over the
+ * ranks) are already set. XPB_OK, or the failure of a collective with err. */
 xpb_status xpb_run_parallel_json(json_t **out, xpb_parallel *par, const xpb_timing *t,
                                  const xpb_run_config *cfg, const xpb_model_program *mp,
-                                 const xpb_session *s, const json_t *metrics,
+                                 const xpb_session *s, const json_t *run,
                                  const xpb_scaling_baseline *b, xpb_err *err);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <xpubench/backend.h>
 
+#include "plugin/guard.h"
 #include "plugin/loader.h"
 
 const char *xpb_parallel_mode_name(uint32_t mode)
@@ -38,7 +39,13 @@ static xpb_status rank_device(uint32_t *device, const xpb_run_config *cfg,
     xpb_status (*count_fn)(uint32_t *) = XPB_MEMBER_OR(api, xpb_backend_api, device_count, NULL);
     uint32_t count = 0;
     *device = cfg->device;
-    if (!count_fn || count_fn(&count) != XPB_OK || count <= 1)
+    xpb_status st = XPB_UNSUPPORTED;
+    if (count_fn) {
+        xpb_guard_enter(api, "device_count");
+        st = count_fn(&count);
+        xpb_guard_leave();
+    }
+    if (st != XPB_OK || count <= 1)
         return XPB_OK;
     *device = cfg->device + par->comm.local_rank;
     if (*device < count)

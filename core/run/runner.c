@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results/schema_version.h"
+#include "results/view.h"
 #include "parallel/agree.h"
 #include "machine/host_usage.h"
 #include "run/measure.h"
@@ -24,6 +26,7 @@
 #include "run/run_record.h"
 #include "run/session.h"
 #include "run/stream.h"
+#include "run/tta.h"
 
 /* What one run has made so far, released by run_free. */
 typedef struct run_state {
@@ -107,14 +110,17 @@ static void run_alone(xpb_scaling_baseline *b, const xpb_registry *registry,
     snprintf(label, sizeof label, "%s (one-rank baseline)", opts->label ? opts->label : "");
     xpb_runner_opts o = {.label = label, .stop = opts->stop};
     json_t *run = xpb_run_one(registry, &one, &o);
-    const char *status = json_string_value(json_object_get(run, "status"));
-    const char *error = json_string_value(json_object_get(run, "error"));
-    if (status && strcmp(status, "ok") == 0)
-        b->throughput = json_number_value(json_object_get(
-            json_object_get(json_object_get(run, "metrics"), "throughput"), "median"));
+    struct xpb_results_run view;
+    xpb_arena arena = {0};
+    int viewed =
+        run && xpb_results_view_run(&view, &arena, run, XPB_RESULTS_SCHEMA_VERSION) == XPB_OK;
+    if (viewed && view.ok)
+        b->throughput = view.metrics.throughput.median;
     else
         snprintf(b->reason, sizeof b->reason, "the one-rank run ended %s: %.400s",
-                 status ? status : "without a result (out of memory)", error ? error : "");
+                 viewed && view.status ? view.status : "without a result (out of memory)",
+                 viewed && view.error ? view.error : "");
+    xpb_arena_free(&arena);
     json_decref(run);
 }
 
@@ -238,7 +244,7 @@ static xpb_status record_metrics(run_state *r)
     if (r->opts->par) {
         json_t *par = NULL;
         xpb_status st = xpb_run_parallel_json(&par, r->opts->par, &r->timing, cfg, r->mp,
-                                              &r->session, metrics, &r->baseline, &r->err);
+                                              &r->session, r->run, &r->baseline, &r->err);
         if (st)
             return st;
         if (par)
@@ -295,12 +301,16 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
     /* the run's memory: from here (the model is built next) to the end of its timed steps */
     r.peak_reset = xpb_rss_reset_peak() == 0;
     r.rss_before = xpb_rss_now();
-    if (st == XPB_OK)
-        st = stage_end(&r, prepare(&r, registry), "building the model");
-    if (st == XPB_OK)
-        st = stage_end(&r, check_first_step(&r, registry), "checking the first step");
-    if (st == XPB_OK)
-        st = measure(&r);
+    if (st == XPB_OK && cfg->mode == XPB_MODE_TTA) {
+        st = xpb_tta_measure(r.run, r.config, registry, r.cfg, opts, &r.err);
+    } else {
+        if (st == XPB_OK)
+            st = stage_end(&r, prepare(&r, registry), "building the model");
+        if (st == XPB_OK)
+            st = stage_end(&r, check_first_step(&r, registry), "checking the first step");
+        if (st == XPB_OK)
+            st = measure(&r);
+    }
     xpb_progress_clear();
     if (st == XPB_OUT_OF_MEMORY && !r.err.msg[0]) {
         json_decref(r.verification);

@@ -2,14 +2,48 @@
 #include "run/session.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
+#include "plugin/guard.h"
 #include "plugin/loader.h"
 #include "base/names.h"
 #include "program/init.h"
 #include "program/program_abi.h"
+
+/* Every call into the backend below is recorded for the crash line (plugin/guard.h). */
+
+/* Sets err to "<backend 'name'>: <entry>: <the backend's message of its last failure>", the
+ * message read inside the recorded call (exe_last_error(exe) when exe is not NULL, else
+ * last_error(be)); returns st. The host names the plugin: plugins do not name themselves. */
+static xpb_status backend_error(xpb_err *err, xpb_status st, const xpb_backend_api *api,
+                                const xpb_backend *be, const xpb_executable *exe,
+                                const char *entry)
+{
+    char who[XPB_GUARD_NAME_MAX + 16];
+    xpb_guard_who(who, sizeof who, api);
+    xpb_guard_enter(api, exe ? "exe_last_error" : "last_error");
+    xpb_err_set(err, st, "%s: %s: %s", who, entry,
+                exe ? api->exe_last_error(exe) : api->last_error(be));
+    xpb_guard_leave();
+    return st;
+}
+
+static void close_backend(const xpb_backend_api *api, xpb_backend *be)
+{
+    xpb_guard_enter(api, "close");
+    api->close(be);
+    xpb_guard_leave();
+}
+
+static void destroy_exe(const xpb_backend_api *api, xpb_executable *exe)
+{
+    xpb_guard_enter(api, "destroy");
+    api->destroy(exe);
+    xpb_guard_leave();
+}
 
 /* Opens the device and reads its info into the (zeroed) session. */
 static xpb_status open_device(xpb_session *s, const xpb_backend_api *api, uint32_t device,
@@ -19,16 +53,22 @@ static xpb_status open_device(xpb_session *s, const xpb_backend_api *api, uint32
     memset(s, 0, sizeof *s);
     s->api = api;
     s->mp = mp;
-    if ((st = api->open(&s->backend, device)))
-        return xpb_err_set(err, st, "%s", api->last_error(NULL));
+    xpb_guard_enter(api, "open");
+    st = api->open(&s->backend, device);
+    xpb_guard_leave();
+    if (st)
+        return backend_error(err, st, api, NULL, NULL, "open");
     s->info.struct_size = sizeof s->info;
-    if ((st = api->device_info(s->backend, &s->info))) {
-        xpb_err_set(err, st, "device_info: %s", api->last_error(s->backend));
-        goto close_backend;
+    xpb_guard_enter(api, "device_info");
+    st = api->device_info(s->backend, &s->info);
+    xpb_guard_leave();
+    if (st) {
+        backend_error(err, st, api, s->backend, NULL, "device_info");
+        goto close_device;
     }
     return XPB_OK;
-close_backend:
-    api->close(s->backend);
+close_device:
+    close_backend(api, s->backend);
     s->backend = NULL;
     return st;
 }
@@ -39,27 +79,33 @@ static xpb_status compile_program(xpb_session *s, const xpb_compile_options *opt
 {
     xpb_status st;
     const xpb_backend_api *api = s->api;
-    if ((st = api->compile(&s->exe, s->backend, &s->mp->program, opts))) {
-        xpb_err_set(err, st, "%s", api->last_error(s->backend));
-        goto close_backend;
+    xpb_guard_enter(api, "compile");
+    st = api->compile(&s->exe, s->backend, &s->mp->program, opts);
+    xpb_guard_leave();
+    if (st) {
+        backend_error(err, st, api, s->backend, NULL, "compile");
+        goto close_device;
     }
     size_t bytes = xpb_model_program_max_input_bytes(s->mp);
     if (!(s->scratch = malloc(bytes ? bytes : 4))) {
         st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-        goto destroy_exe;
+        goto destroy_executable;
     }
     if ((st = xpb_model_program_write_initial(s->mp, api, s->exe, err)) ||
-        (st = xpb_model_program_write_batch(s->mp, api, s->exe, 0, s->scratch, err)))
+        (st = xpb_model_program_write_batch(s->mp, api, s->exe, 0, s->scratch, err))) {
+        char who[XPB_GUARD_NAME_MAX + 16];
+        xpb_err_prefix(err, "%s", xpb_guard_who(who, sizeof who, api));
         goto free_scratch;
+    }
     return XPB_OK;
 free_scratch:
     free(s->scratch);
     s->scratch = NULL;
-destroy_exe:
-    api->destroy(s->exe);
+destroy_executable:
+    destroy_exe(api, s->exe);
     s->exe = NULL;
-close_backend:
-    api->close(s->backend);
+close_device:
+    close_backend(api, s->backend);
     s->backend = NULL;
     return st;
 }
@@ -103,7 +149,7 @@ xpb_status xpb_session_open_for_run(xpb_session *s, const xpb_plugin_descriptor 
                     "support, slower than its fp32); set allow_emulated: true to measure it "
                     "anyway",
                     xpb_precision_name(opts->precision), s->info.name, plugin->name);
-        api->close(s->backend);
+        close_backend(api, s->backend);
         memset(s, 0, sizeof *s);
         return XPB_UNSUPPORTED;
     }
@@ -115,8 +161,8 @@ void xpb_session_close(xpb_session *s)
     if (!s->api)
         return;
     free(s->scratch);
-    s->api->destroy(s->exe);
-    s->api->close(s->backend);
+    destroy_exe(s->api, s->exe);
+    close_backend(s->api, s->backend);
     memset(s, 0, sizeof *s);
 }
 
@@ -125,18 +171,27 @@ xpb_status xpb_session_step(xpb_session *s, double *backend_seconds, xpb_err *er
     xpb_status st;
     double inside = 0;
     for (uint32_t p = 0; p < s->mp->n_phases; p++) {
+        xpb_guard_enter(s->api, "run");
         double t0 = xpb_now();
         st = s->api->run(s->exe, p);
         inside += xpb_now() - t0;
-        if (st)
-            return xpb_err_set(err, st, "run of phase '%s': %s", s->mp->phases[p].name,
-                               s->api->exe_last_error(s->exe));
+        xpb_guard_leave();
+        if (st) {
+            char entry[300];
+            snprintf(entry, sizeof entry, "run of phase '%s'", s->mp->phases[p].name);
+            backend_error(err, st, s->api, NULL, s->exe, entry);
+            return st;
+        }
     }
+    xpb_guard_enter(s->api, "synchronize");
     double t0 = xpb_now();
     st = s->api->synchronize(s->exe);
     inside += xpb_now() - t0;
-    if (st)
-        return xpb_err_set(err, st, "synchronize: %s", s->api->exe_last_error(s->exe));
+    xpb_guard_leave();
+    if (st) {
+        backend_error(err, st, s->api, NULL, s->exe, "synchronize");
+        return st;
+    }
     if (backend_seconds)
         *backend_seconds = inside;
     return XPB_OK;
@@ -145,9 +200,15 @@ xpb_status xpb_session_step(xpb_session *s, double *backend_seconds, xpb_err *er
 xpb_status xpb_session_read(xpb_session *s, uint32_t t, void *buf, xpb_err *err)
 {
     const xpb_tensor_desc *d = &s->mp->tensors[t];
+    xpb_guard_enter(s->api, "read");
     xpb_status st = s->api->read(s->exe, t, buf, xpb_tensor_bytes(d));
-    if (st)
-        return xpb_err_set(err, st, "reading '%s': %s", d->name, s->api->exe_last_error(s->exe));
+    xpb_guard_leave();
+    if (st) {
+        char entry[600];
+        snprintf(entry, sizeof entry, "reading '%s'", d->name);
+        backend_error(err, st, s->api, NULL, s->exe, entry);
+        return st;
+    }
     return XPB_OK;
 }
 

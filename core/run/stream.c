@@ -5,18 +5,31 @@
 #include <string.h>
 
 #include "program/init.h"
+#include "plugin/guard.h"
 
 /* Frees the staged buffers (not the arrays). */
 static void free_staged(xpb_stream *st)
 {
     xpb_session *s = st->session;
     for (uint32_t k = 0; k < st->n; k++) {
-        if (st->pinned && st->staged[k])
+        if (st->pinned && st->staged[k]) {
+            xpb_guard_enter(s->api, "host_free");
             s->api->host_free(s->backend, st->staged[k]);
-        else
+            xpb_guard_leave();
+        } else {
             free(st->staged[k]);
+        }
         st->staged[k] = NULL;
     }
+}
+
+/* The backend's host_alloc, recorded for the crash line (plugin/guard.h). */
+static xpb_status host_alloc(xpb_session *s, size_t bytes, void **out)
+{
+    xpb_guard_enter(s->api, "host_alloc");
+    xpb_status st = s->api->host_alloc(s->backend, bytes, out);
+    xpb_guard_leave();
+    return st;
 }
 
 /* Allocates and fills one buffer per input: from host_alloc when st->pinned, else malloc.
@@ -31,8 +44,7 @@ static int stage_all(xpb_stream *st)
             continue;
         size_t bytes = xpb_tensor_bytes(d);
         void *buf = NULL;
-        if (st->pinned ? s->api->host_alloc(s->backend, bytes, &buf) != XPB_OK || !buf
-                       : !(buf = malloc(bytes))) {
+        if (st->pinned ? host_alloc(s, bytes, &buf) != XPB_OK || !buf : !(buf = malloc(bytes))) {
             free_staged(st);
             return -1;
         }
@@ -76,12 +88,20 @@ xpb_status xpb_stream_push(xpb_stream *st, xpb_err *err)
     for (uint32_t k = 0; k < st->n; k++) {
         const xpb_tensor_desc *d = &s->mp->tensors[st->tensors[k]];
         size_t bytes = xpb_tensor_bytes(d);
+        xpb_guard_enter(api, st->async ? "write_async" : "write");
         xpb_status rc = st->async ? api->write_async(s->exe, st->tensors[k], st->staged[k], bytes)
                                   : api->write(s->exe, st->tensors[k], st->staged[k], bytes);
-        if (rc)
-            return xpb_err_set(err, rc, "%s input '%s': %s",
-                               st->async ? "write_async of" : "writing", d->name,
-                               api->exe_last_error(s->exe));
+        xpb_guard_leave();
+        if (rc) {
+            char who[XPB_GUARD_NAME_MAX + 16];
+            xpb_guard_who(who, sizeof who, api);
+            xpb_guard_enter(api, "exe_last_error");
+            xpb_err_set(err, rc, "%s: %s input '%s': %s", who,
+                        st->async ? "write_async of" : "writing", d->name,
+                        api->exe_last_error(s->exe));
+            xpb_guard_leave();
+            return rc;
+        }
     }
     return XPB_OK;
 }

@@ -1,4 +1,7 @@
-/* A complete, tiny out-of-tree backend on ABI 1.1: it runs FILL, COPY, ADD and RELU on tensors
+/* A complete, tiny out-of-tree backend, built against the installed SDK of its time (the
+ * descriptor records that ABI and op set: XPB_ABI_MINOR, XPB_OPSET_VERSION; an older host or a
+ * newer program is handled by the rules of docs/plugin-abi.md): it runs FILL, COPY, ADD and RELU
+ * on tensors
  * in host memory. It includes nothing but the installed SDK (<xpubench/xpubench.h>), links
  * nothing of xpubench and exports nothing but xpb_plugin_query. What it shows:
  *
@@ -10,7 +13,9 @@
  *   refuses an op or attribute bit of a later op set by name, then refusing by name, with its
  *   layer, every op of op set 1 it does not implement;
  * - phases walked by the host's stride (xpb_program_phase), tensors and ops likewise;
- * - errors kept per handle, so that last_error / exe_last_error explain every failure. */
+ * - errors kept per handle, so that last_error / exe_last_error explain every failure, in the
+ *   backend's own words without its name (the host puts "backend 'example': compile: " in
+ *   front), and a log line through the host from anywhere in the file (xpb_plugin_log). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +79,7 @@ static xpb_status example_device_count(uint32_t *count)
 static xpb_status example_describe_device(uint32_t index, xpb_device_info *out)
 {
     if (index != 0)
-        return fail(no_handle_error, XPB_NO_DEVICE, "example: device %u does not exist (only 0)",
+        return fail(no_handle_error, XPB_NO_DEVICE, "device %u does not exist (only 0)",
                     index);
     describe(out);
     return XPB_OK;
@@ -84,11 +89,11 @@ static xpb_status example_open(xpb_backend **out, uint32_t device_index)
 {
     *out = NULL;
     if (device_index != 0)
-        return fail(no_handle_error, XPB_NO_DEVICE, "example: device %u does not exist (only 0)",
+        return fail(no_handle_error, XPB_NO_DEVICE, "device %u does not exist (only 0)",
                     device_index);
     *out = calloc(1, sizeof **out);
     if (!*out)
-        return fail(no_handle_error, XPB_OUT_OF_MEMORY, "example: open: out of memory");
+        return fail(no_handle_error, XPB_OUT_OF_MEMORY, "out of memory");
     return XPB_OK;
 }
 
@@ -135,18 +140,18 @@ static xpb_status example_compile(xpb_executable **out, xpb_backend *be, const x
     uint32_t precision = XPB_MEMBER_OR(options, xpb_compile_options, precision, 1u);
     if (precision != XPB_PRECISION_FP32)
         return fail(be->error, XPB_UNSUPPORTED,
-                    "example: precision policy %u is not supported (only fp32)", precision);
+                    "precision policy %u is not supported (only fp32)", precision);
     /* Every rule of docs/ops.md: counts, dtypes, shapes, attributes; an op kind or attribute
      * bit of a later op set is XPB_UNSUPPORTED, named. After this the kernels trust shapes. */
     char msg[EXAMPLE_ERR_SIZE - 16];
     xpb_status st = xpb_program_validate(program, msg, sizeof msg);
     if (st != XPB_OK)
-        return fail(be->error, st, "example: %s", msg);
+        return fail(be->error, st, "%s", msg);
     for (uint32_t i = 0; i < program->n_ops; i++) {
         const xpb_op *op = xpb_program_op(program, i);
         if (!implemented(op->kind))
             return fail(be->error, XPB_UNSUPPORTED,
-                        "example: op %u %s (layer '%s'): not implemented by the example backend "
+                        "op %u %s (layer '%s'): not implemented by the example backend "
                         "(it runs FILL, COPY, ADD and RELU)",
                         i, xpb_op_kind_name(program, op), op->layer ? op->layer : "");
     }
@@ -162,19 +167,21 @@ static xpb_status example_compile(xpb_executable **out, xpb_backend *be, const x
     for (uint32_t t = 0; t < program->n_tensors; t++)
         if (!(exe->data[t] = calloc(1, xpb_tensor_bytes(xpb_program_tensor(program, t)))))
             goto destroy_exe;
+    xpb_plugin_log(XPB_LOG_INFO, "compiled %u ops over %u tensors", program->n_ops,
+                   program->n_tensors);
     *out = exe;
     return XPB_OK;
 
 destroy_exe:
     example_destroy(exe);
 no_memory:
-    return fail(be->error, XPB_OUT_OF_MEMORY, "example: compile: out of memory");
+    return fail(be->error, XPB_OUT_OF_MEMORY, "out of memory");
 }
 
 /* Owned by `exe`, valid until the next call on it. */
 static const char *example_exe_last_error(const xpb_executable *exe)
 {
-    return exe ? exe->error : "example: no executable";
+    return exe ? exe->error : "no executable";
 }
 
 /* ---- data ---- */
@@ -185,16 +192,16 @@ static xpb_status check_transfer(xpb_executable *exe, const char *what, uint32_t
 {
     if (tensor >= exe->program->n_tensors)
         return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "example: %s: tensor %u does not exist (the program has %u)", what, tensor,
+                    "%s: tensor %u does not exist (the program has %u)", what, tensor,
                     exe->program->n_tensors);
     const xpb_tensor_desc *t = xpb_program_tensor(exe->program, tensor);
     if (bytes != xpb_tensor_bytes(t))
         return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "example: %s: tensor %u '%s' holds %zu bytes, not %zu", what, tensor, t->name,
+                    "%s: tensor %u '%s' holds %zu bytes, not %zu", what, tensor, t->name,
                     xpb_tensor_bytes(t), bytes);
     if (!(t->flags & flag) && !exe->keep_all)
         return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "example: %s: tensor %u '%s' is not host-%s (and keep_all is off)", what,
+                    "%s: tensor %u '%s' is not host-%s (and keep_all is off)", what,
                     tensor, t->name, flag == XPB_TENSOR_HOST_WRITE ? "writable" : "readable");
     return XPB_OK;
 }
@@ -256,7 +263,7 @@ static xpb_status example_run(xpb_executable *exe, uint32_t phase)
     const xpb_program *p = exe->program;
     if (phase >= p->n_phases)
         return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "example: run: phase %u does not exist (the program has %u)", phase,
+                    "run: phase %u does not exist (the program has %u)", phase,
                     p->n_phases);
     const xpb_phase *ph = xpb_program_phase(p, phase);
     for (uint32_t i = ph->first_op; i < ph->first_op + ph->n_ops; i++)

@@ -1,4 +1,4 @@
-/* xpubench public SDK: the backend interface (ABI 1.2).
+/* xpubench public SDK: the backend interface (the ABI version is plugin.h's).
  *
  * A backend plugin's descriptor (plugin.h) points at a `static const xpb_backend_api`.
  * Life cycle, as the host drives it:
@@ -41,7 +41,10 @@ typedef enum xpb_precision {
     XPB_PRECISION_BF16_MIXED = 3,
     XPB_PRECISION_FP16_MIXED = 4,
 } xpb_precision;
-#define XPB_PRECISION_COUNT 5 /* array size for per-precision tables (index 0 unused) */
+#define XPB_PRECISION_COUNT 5 /* one past the last policy: size of per-precision tables */
+/* Slots of xpb_device_info.peak_flops, frozen at ABI 1.0 (index 0 unused, 1..4 the policies
+ * above): a policy added later gets its peak in a member appended to xpb_device_info. */
+#define XPB_PEAK_SLOTS 5
 #define XPB_PRECISION_BIT(p) (1u << (p))
 
 /* What kind of processor a device is (ABI 1.1). Numbers are fixed. */
@@ -89,7 +92,7 @@ typedef struct xpb_device_info {
     uint32_t precisions;   /* XPB_PRECISION_BIT of every supported policy */
     uint32_t threads;      /* threads the device context uses (0 for accelerators) */
     uint64_t memory_bytes; /* device memory, 0 when it is host memory */
-    double peak_flops[XPB_PRECISION_COUNT]; /* per policy, FLOP/s; 0 = unknown */
+    double peak_flops[XPB_PEAK_SLOTS]; /* per policy (index = xpb_precision), FLOP/s; 0: unknown */
 
     /* ---- ABI 1.1 ---- */
     uint32_t kind; /* xpb_device_kind */
@@ -98,6 +101,18 @@ typedef struct xpb_device_info {
      * are slower than the device's fp32, so a run on them is refused unless the scenario
      * allows emulation, and the results say so. */
     uint32_t emulated_precisions;
+
+    /* ---- ABI 1.3: the device's limits, each with where it comes from ---- */
+    /* Where peak_flops come from: "measured: dnnl_sgemm 2048^3, 2 threads" or "datasheet". */
+    char peak_flops_source[96];
+    /* Bytes per second the device's own memory sustains, measured by the backend (a STREAM
+     * triad on the run's threads for a CPU, device-to-device copies for a GPU); 0: unknown. */
+    double memory_bandwidth;
+    char memory_bandwidth_source[96]; /* "measured: STREAM triad, 3 x 64 MiB, 2 threads" */
+    /* The vendor's figures, where known (0: unknown): memory bandwidth in bytes/s and peak
+     * FLOP/s per policy (index = xpb_precision, as peak_flops). */
+    double datasheet_bandwidth;
+    double datasheet_flops[XPB_PEAK_SLOTS];
 } xpb_device_info;
 
 typedef struct xpb_op_profile {
@@ -139,12 +154,14 @@ typedef struct xpb_backend_api {
     xpb_status (*write)(xpb_executable *exe, uint32_t tensor, const void *data, size_t bytes);
     xpb_status (*read)(xpb_executable *exe, uint32_t tensor, void *data, size_t bytes);
 
-    /* Runs every op of phase `phase`. May return before the work is done (XPB_CAP_ASYNC). */
+    /* Runs every op of phase `phase`. May return before the work is done: the host always
+     * calls synchronize before it reads the clock or a tensor. */
     xpb_status (*run)(xpb_executable *exe, uint32_t phase);
     /* Waits until all work of previous runs is done; reports errors of asynchronous work. */
     xpb_status (*synchronize)(xpb_executable *exe);
 
-    /* Optional (NULL when not supported, see the XPB_CAP_* bits). */
+    /* Optional: NULL (or beyond struct_size) means not supported; the host reads them with
+     * XPB_MEMBER_OR. */
 
     /* Per-op times since compile (needs options.profiling). Writes at most `capacity` entries
      * to out and the number available to *count. */

@@ -1,4 +1,4 @@
-/* xpubench public SDK: the model interface (ABI 1.1).
+/* xpubench public SDK: the model interface (the ABI version is plugin.h's).
  *
  * A model plugin owns architecture and nothing else. Its descriptor (plugin.h) points at a
  * `static const xpb_model_api`; the host calls build() with a builder, and the model declares
@@ -62,6 +62,9 @@ typedef struct xpb_param_desc {
 typedef enum xpb_optimizer_kind {
     XPB_OPTIMIZER_SGD = 1,
     XPB_OPTIMIZER_ADAM = 2,
+    /* ABI 1.3 (op set 3): Adam with decoupled weight decay (torch.optim.AdamW): the parameter
+     * is multiplied by 1 - lr * weight_decay before the Adam step. */
+    XPB_OPTIMIZER_ADAMW = 3,
 } xpb_optimizer_kind;
 
 typedef struct xpb_optimizer_desc {
@@ -69,8 +72,23 @@ typedef struct xpb_optimizer_desc {
     double lr;
     double momentum; /* SGD */
     double weight_decay;
-    double beta1, beta2, eps; /* Adam */
+    double beta1, beta2, eps; /* Adam, AdamW */
 } xpb_optimizer_desc;
+
+/* The attributes of op set 3 a model sets on an op (ABI 1.3, builder op3): they become the
+ * op's members of the same names (program.h, docs/ops.md). Zero means "not set". The host
+ * reads only what struct_size covers. */
+typedef struct xpb_op_attrs3 {
+    size_t struct_size;
+    uint32_t transpose;    /* XPB_TRANSPOSE_A | XPB_TRANSPOSE_B (MATMUL, BATCHED_MATMUL) */
+    uint8_t perm[4];       /* PERMUTE */
+    uint32_t causal;       /* SOFTMAX */
+    uint32_t approximate;  /* GELU: XPB_GELU_TANH */
+    uint32_t index_flags;  /* XPB_INDEX_PADDING (EMBEDDING), XPB_INDEX_IGNORE (SOFTMAX_XENT) */
+    int32_t padding_idx;   /* EMBEDDING */
+    int32_t ignore_index;  /* SOFTMAX_XENT */
+    float label_smoothing; /* SOFTMAX_XENT */
+} xpb_op_attrs3;
 
 /* Declared parameters of a model (besides batch size), shown by `xpubench info` and set from
  * scenarios (`variant: imagenet`, `params: {dropout: true}`). */
@@ -140,6 +158,25 @@ typedef struct xpb_builder_api {
      * parameter) is returned, so that a model writes `return api->fail(b, st, "...");`.
      * Use xpb_model_fail(), which formats and works on an ABI 1.0 host too. */
     xpb_status (*fail)(xpb_builder *b, xpb_status status, const char *message);
+
+    /* ---- ABI 1.3 (op set 3; check XPB_HAS_MEMBER before calling) ---- */
+    /* Like op(), for every forward kind including op set 3's (MATMUL, BATCHED_MATMUL, PERMUTE,
+     * ADD_BROADCAST, MUL, SCALE, SOFTMAX, LAYER_NORM, GELU, EMBEDDING, LSTM), with the op-set-3
+     * attributes in `attrs3` (may be NULL). Also: LINEAR on x[B, S, I] (applied to every
+     * position), SOFTMAX_XENT on logits [B, S, V] with labels [B, S] (a token loss: the mean
+     * over the positions not ignored), DROPOUT on any rank. For LSTM the value returned is y
+     * (every hidden state); h_n and c_n are not values of the graph. */
+    xpb_status (*op3)(xpb_value *out, xpb_builder *b, const char *layer, uint32_t kind,
+                      const xpb_value *inputs, uint32_t n_inputs, const xpb_op_attrs *attrs,
+                      const xpb_op_attrs3 *attrs3);
+    /* A constant tensor holding `data` (count = product of dims elements of `dtype`, copied):
+     * sinusoidal positions, or the I32 positions 0 .. S-1 that index a learned position table. */
+    xpb_status (*constant_data)(xpb_value *out, xpb_builder *b, const char *name, uint32_t dtype,
+                                uint32_t ndim, const int64_t *dims, const void *data);
+    /* Clips the gradients of `phase` by their global norm before its updates, as
+     * torch.nn.utils.clip_grad_norm_(params, max_norm) does (after the gradients are averaged
+     * over the ranks of a data-parallel run). */
+    xpb_status (*clip_grad_norm)(xpb_builder *b, uint32_t phase, double max_norm);
 } xpb_builder_api;
 
 typedef struct xpb_model_api {

@@ -12,6 +12,7 @@
 #ifndef XPUBENCH_PROGRAM_H
 #define XPUBENCH_PROGRAM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,8 +25,13 @@ extern "C" {
  * ops and attributes need (xpb_program.opset), not the host's: an old backend still runs a
  * program that uses nothing new. A backend that meets an op or attribute it does not know
  * returns XPB_UNSUPPORTED naming the op (xpb_op_kind_name) and its layer. */
-#define XPB_OPSET_VERSION 2
+#define XPB_OPSET_VERSION 3
 
+/* Array lengths frozen at ABI 1.0 (plugin.h's growth table). A tensor has at most XPB_MAX_DIMS
+ * dims: a backend refuses a tensor whose ndim is larger (a later minor would append the
+ * extra dims, never widen the array). xpb_op.inputs / outputs hold an op's first
+ * XPB_MAX_OP_INPUTS / XPB_MAX_OP_OUTPUTS operands; since ABI 1.3 inputs_all / outputs_all hold
+ * them all (read operands with xpb_op_input() and xpb_op_output()). */
 #define XPB_MAX_DIMS 4
 #define XPB_MAX_OP_INPUTS 6
 #define XPB_MAX_OP_OUTPUTS 4
@@ -36,58 +42,82 @@ typedef enum xpb_dtype {
     XPB_DTYPE_I32 = 2,
 } xpb_dtype;
 
-/* X(name, number, summary). Inputs -> outputs; "[opt]" marks optional trailing tensors
- * (present when n_inputs / n_outputs includes them); "*" marks an input the op updates in
- * place (a PERSISTENT tensor, except ALL_REDUCE's gradient). Numbers are fixed; COPY is the
- * last op of op set 1, ALL_REDUCE (op set 2, ABI 1.2) averages a gradient over the ranks of a
- * data-parallel run (comm.h). */
+/* X(name, number, op set, summary): every op with the op set that introduced it. Inputs ->
+ * outputs; "[opt]" marks optional trailing tensors (present when n_inputs / n_outputs includes
+ * them); "*" marks an input the op updates in place (a PERSISTENT tensor, except ALL_REDUCE's
+ * gradient). Numbers are fixed. ALL_REDUCE (op set 2, ABI 1.2) averages a gradient over the
+ * ranks of a data-parallel run (comm.h). (ABI 1.3 added the op-set column; X took three
+ * arguments before.) */
 #define XPB_OP_MAP(X)                                                                              \
-    X(CONV2D, 1, "x, w[K,C,kh,kw], b[K] [opt] -> y")                                               \
-    X(CONV2D_BWD_DATA, 2, "dy, w -> dx")                                                           \
-    X(CONV2D_BWD_WEIGHTS, 3, "dy, x -> dw, db [opt]")                                              \
-    X(CONV_T2D, 4, "x, w[C,K,kh,kw], b[K] [opt] -> y")                                             \
-    X(CONV_T2D_BWD_DATA, 5, "dy, w -> dx")                                                         \
-    X(CONV_T2D_BWD_WEIGHTS, 6, "dy, x -> dw, db [opt]")                                            \
-    X(LINEAR, 7, "x[N,I], w[O,I], b[O] [opt] -> y[N,O]")                                           \
-    X(LINEAR_BWD_DATA, 8, "dy, w -> dx")                                                           \
-    X(LINEAR_BWD_WEIGHTS, 9, "dy, x -> dw, db [opt]")                                              \
-    X(BATCHNORM_TRAIN, 10, "x, gamma, beta, running_mean*, running_var* -> y, ws_mean, ws_var")    \
-    X(BATCHNORM_INFER, 11, "x, gamma, beta, running_mean, running_var -> y")                       \
-    X(BATCHNORM_BWD, 12, "dy, x, gamma, ws_mean, ws_var -> dx, dgamma, dbeta")                     \
-    X(INSTANCENORM, 13, "x -> y, ws_mean, ws_var")                                                 \
-    X(INSTANCENORM_BWD, 14, "dy, x, ws_mean, ws_var -> dx")                                        \
-    X(RELU, 15, "x -> y")                                                                          \
-    X(RELU_BWD, 16, "dy, y -> dx")                                                                 \
-    X(LEAKY_RELU, 17, "x -> y")                                                                    \
-    X(LEAKY_RELU_BWD, 18, "dy, y -> dx")                                                           \
-    X(TANH, 19, "x -> y")                                                                          \
-    X(TANH_BWD, 20, "dy, y -> dx")                                                                 \
-    X(MAXPOOL, 21, "x -> y, ws_index")                                                             \
-    X(MAXPOOL_BWD, 22, "dy, ws_index -> dx")                                                       \
-    X(AVGPOOL, 23, "x -> y")                                                                       \
-    X(AVGPOOL_BWD, 24, "dy -> dx")                                                                 \
-    X(GLOBAL_AVGPOOL, 25, "x[N,C,H,W] -> y[N,C,1,1]")                                              \
-    X(GLOBAL_AVGPOOL_BWD, 26, "dy -> dx")                                                          \
-    X(ADD, 27, "a, b -> y")                                                                        \
-    X(REFLECTION_PAD, 28, "x -> y")                                                                \
-    X(REFLECTION_PAD_BWD, 29, "dy -> dx")                                                          \
-    X(RESHAPE, 30, "x -> y (same element count)")                                                  \
-    X(SOFTMAX_XENT, 31, "logits[N,K], labels[N] i32 -> loss[1], ws_prob[N,K]")                     \
-    X(SOFTMAX_XENT_BWD, 32, "ws_prob, labels -> dlogits")                                          \
-    X(MSE_LOSS, 33, "x, target -> loss[1]")                                                        \
-    X(MSE_LOSS_BWD, 34, "x, target -> dx")                                                         \
-    X(L1_LOSS, 35, "x, target -> loss[1]")                                                         \
-    X(L1_LOSS_BWD, 36, "x, target -> dx")                                                          \
-    X(DROPOUT, 37, "x -> y, ws_mask")                                                              \
-    X(DROPOUT_BWD, 38, "dy, ws_mask -> dx")                                                        \
-    X(SGD_UPDATE, 39, "param*, grad, momentum_buf* ->")                                            \
-    X(ADAM_UPDATE, 40, "param*, grad, m*, v*, step*[1] ->")                                        \
-    X(FILL, 41, "-> y")                                                                            \
-    X(COPY, 42, "x -> y")                                                                          \
-    X(ALL_REDUCE, 43, "x* -> (x = mean of x over the ranks of the communicator)")
+    X(CONV2D, 1, 1, "x, w[K,C,kh,kw], b[K] [opt] -> y")                                            \
+    X(CONV2D_BWD_DATA, 2, 1, "dy, w -> dx")                                                        \
+    X(CONV2D_BWD_WEIGHTS, 3, 1, "dy, x -> dw, db [opt]")                                           \
+    X(CONV_T2D, 4, 1, "x, w[C,K,kh,kw], b[K] [opt] -> y")                                          \
+    X(CONV_T2D_BWD_DATA, 5, 1, "dy, w -> dx")                                                      \
+    X(CONV_T2D_BWD_WEIGHTS, 6, 1, "dy, x -> dw, db [opt]")                                         \
+    X(LINEAR, 7, 1, "x[N,I], w[O,I], b[O] [opt] -> y[N,O]")                                        \
+    X(LINEAR_BWD_DATA, 8, 1, "dy, w -> dx")                                                        \
+    X(LINEAR_BWD_WEIGHTS, 9, 1, "dy, x -> dw, db [opt]")                                           \
+    X(BATCHNORM_TRAIN, 10, 1, "x, gamma, beta, running_mean*, running_var* -> y, ws_mean, ws_var") \
+    X(BATCHNORM_INFER, 11, 1, "x, gamma, beta, running_mean, running_var -> y")                    \
+    X(BATCHNORM_BWD, 12, 1, "dy, x, gamma, ws_mean, ws_var -> dx, dgamma, dbeta")                  \
+    X(INSTANCENORM, 13, 1, "x -> y, ws_mean, ws_var")                                              \
+    X(INSTANCENORM_BWD, 14, 1, "dy, x, ws_mean, ws_var -> dx")                                     \
+    X(RELU, 15, 1, "x -> y")                                                                       \
+    X(RELU_BWD, 16, 1, "dy, y -> dx")                                                              \
+    X(LEAKY_RELU, 17, 1, "x -> y")                                                                 \
+    X(LEAKY_RELU_BWD, 18, 1, "dy, y -> dx")                                                        \
+    X(TANH, 19, 1, "x -> y")                                                                       \
+    X(TANH_BWD, 20, 1, "dy, y -> dx")                                                              \
+    X(MAXPOOL, 21, 1, "x -> y, ws_index")                                                          \
+    X(MAXPOOL_BWD, 22, 1, "dy, ws_index -> dx")                                                    \
+    X(AVGPOOL, 23, 1, "x -> y")                                                                    \
+    X(AVGPOOL_BWD, 24, 1, "dy -> dx")                                                              \
+    X(GLOBAL_AVGPOOL, 25, 1, "x[N,C,H,W] -> y[N,C,1,1]")                                           \
+    X(GLOBAL_AVGPOOL_BWD, 26, 1, "dy -> dx")                                                       \
+    X(ADD, 27, 1, "a, b -> y")                                                                     \
+    X(REFLECTION_PAD, 28, 1, "x -> y")                                                             \
+    X(REFLECTION_PAD_BWD, 29, 1, "dy -> dx")                                                       \
+    X(RESHAPE, 30, 1, "x -> y (same element count)")                                               \
+    X(SOFTMAX_XENT, 31, 1, "logits[N,K], labels[N] i32 -> loss[1], ws_prob[N,K]")                  \
+    X(SOFTMAX_XENT_BWD, 32, 1, "ws_prob, labels -> dlogits")                                       \
+    X(MSE_LOSS, 33, 1, "x, target -> loss[1]")                                                     \
+    X(MSE_LOSS_BWD, 34, 1, "x, target -> dx")                                                      \
+    X(L1_LOSS, 35, 1, "x, target -> loss[1]")                                                      \
+    X(L1_LOSS_BWD, 36, 1, "x, target -> dx")                                                       \
+    X(DROPOUT, 37, 1, "x -> y, ws_mask")                                                           \
+    X(DROPOUT_BWD, 38, 1, "dy, ws_mask -> dx")                                                     \
+    X(SGD_UPDATE, 39, 1, "param*, grad, momentum_buf* ->")                                         \
+    X(ADAM_UPDATE, 40, 1, "param*, grad, m*, v*, step*[1] ->")                                     \
+    X(FILL, 41, 1, "-> y")                                                                         \
+    X(COPY, 42, 1, "x -> y")                                                                       \
+    X(ALL_REDUCE, 43, 2, "x* -> (x = mean of x over the ranks of the communicator)")               \
+    X(MATMUL, 44, 3, "a[M,K], b[K,N], bias[N] [opt] -> y[M,N] (transpose: a[K,M], b[N,K])")        \
+    X(MATMUL_BWD, 45, 3, "dy, a, b -> da [opt], db [opt], dbias [opt]")                            \
+    X(BATCHED_MATMUL, 46, 3, "a[..,M,K], b[..,K,N] -> y[..,M,N] (batch dims broadcast)")           \
+    X(BATCHED_MATMUL_BWD, 47, 3, "dy, a, b -> da [opt], db [opt]")                                 \
+    X(PERMUTE, 48, 3, "x -> y (y dim d = x dim perm[d])")                                          \
+    X(ADD_BROADCAST, 49, 3, "a, b -> y (numpy broadcasting)")                                      \
+    X(MUL, 50, 3, "a, b -> y (numpy broadcasting)")                                                \
+    X(SUM_TO, 51, 3, "x -> y (x summed down to y's shape, y broadcasts to x)")                     \
+    X(SCALE, 52, 3, "x -> y (y = value * x)")                                                      \
+    X(SOFTMAX, 53, 3, "x, mask[Sq,Sk] [opt] -> y (last axis, of scale * x + mask, causal)")        \
+    X(SOFTMAX_BWD, 54, 3, "dy, y -> dx")                                                           \
+    X(LAYER_NORM, 55, 3, "x, gamma[D], beta[D] -> y, ws_mean, ws_rstd (last axis)")                \
+    X(LAYER_NORM_BWD, 56, 3, "dy, x, gamma, ws_mean, ws_rstd -> dx, dgamma, dbeta")                \
+    X(GELU, 57, 3, "x -> y")                                                                       \
+    X(GELU_BWD, 58, 3, "dy, x -> dx")                                                              \
+    X(EMBEDDING, 59, 3, "indices i32, weight[V,D] -> y[.., D]")                                    \
+    X(EMBEDDING_BWD, 60, 3, "dy, indices -> dweight[V,D]")                                         \
+    X(LSTM, 61, 3, "x[T,B,I], w_ih, w_hh, b_ih, b_hh, h0 [opt], c0 [opt] -> y, h_n, c_n, ws")      \
+    X(LSTM_BWD, 62, 3,                                                                             \
+      "dy, dh_n [opt], dc_n [opt], x, w_ih, w_hh, y, ws, h0 [opt], c0 [opt] -> dx [opt], dw_ih, "  \
+      "dw_hh, db_ih, db_hh, dh0 [opt], dc0 [opt]")                                                 \
+    X(ADAMW_UPDATE, 63, 3, "param*, grad, m*, v*, step*[1] ->")                                    \
+    X(CLIP_GRAD_NORM, 64, 3, "g1*, ..., gN* -> total_norm[1]")
 
 typedef enum xpb_op_kind {
-#define XPB_OP_ENUM_(name, num, sig) XPB_OP_##name = num,
+#define XPB_OP_ENUM_(name, num, opset, sig) XPB_OP_##name = num,
     XPB_OP_MAP(XPB_OP_ENUM_)
 #undef XPB_OP_ENUM_
         XPB_OP_KIND_END_ /* one past the last number; not an op */
@@ -142,7 +172,24 @@ typedef struct xpb_op_attrs {
 
 /* Attributes added after op set 1 live in xpb_op itself, after kind_name:
  * X(name, bit, member of xpb_op, op set that introduced it). */
-#define XPB_OP_ATTR_MAP(X) X(BUCKET, 17, bucket, 2)
+#define XPB_OP_ATTR_MAP(X)                                                                         \
+    X(BUCKET, 17, bucket, 2)                                                                       \
+    X(TRANSPOSE, 18, transpose, 3)                                                                 \
+    X(PERM, 19, perm, 3)                                                                           \
+    X(CAUSAL, 20, causal, 3)                                                                       \
+    X(APPROXIMATE, 21, approximate, 3)                                                             \
+    X(INDEX_FLAGS, 22, index_flags, 3)                                                             \
+    X(PADDING_IDX, 23, padding_idx, 3)                                                             \
+    X(IGNORE_INDEX, 24, ignore_index, 3)                                                           \
+    X(LABEL_SMOOTHING, 25, label_smoothing, 3)                                                     \
+    X(MAX_NORM, 26, max_norm, 3)
+
+/* Values of the op-set-3 attributes. */
+#define XPB_TRANSPOSE_A 1u   /* MATMUL(_BWD), BATCHED_MATMUL(_BWD): a holds op(a)^T */
+#define XPB_TRANSPOSE_B 2u   /* ... b holds op(b)^T */
+#define XPB_GELU_TANH 1u     /* GELU(_BWD) approximate: PyTorch's approximate='tanh' */
+#define XPB_INDEX_PADDING 1u /* index_flags: padding_idx is set (EMBEDDING(_BWD)) */
+#define XPB_INDEX_IGNORE 2u  /* index_flags: ignore_index is set (SOFTMAX_XENT(_BWD)) */
 
 /* XPB_ATTR_BIT_KERNEL = 0 ...: bit numbers; XPB_ATTR(KERNEL) is the mask. */
 #define XPB_ATTR_BIT_(name, bit, member) XPB_ATTR_BIT_##name = bit,
@@ -212,6 +259,26 @@ typedef struct xpb_op {
      * collective once the bucket's last op is reached; 0: a bucket of its own. */
     uint32_t bucket;
     uint32_t reserved2_; /* zero */
+
+    /* ---- ABI 1.3 ---- */
+    /* Every operand, when there are more than the inline arrays hold: n_inputs input and
+     * n_outputs output tensor ids (the first ones also in inputs[] / outputs[]), owned by the
+     * program; NULL when they all fit inline. Read operands with xpb_op_input() /
+     * xpb_op_output(), which handle both. */
+    const uint32_t *inputs_all;
+    const uint32_t *outputs_all;
+
+    /* ---- ABI 1.3: attributes of op set 3 (XPB_OP_ATTR_MAP; docs/ops.md) ---- */
+    uint32_t transpose;    /* XPB_TRANSPOSE_A | XPB_TRANSPOSE_B */
+    uint8_t perm[4];       /* PERMUTE: output dim d is input dim perm[d] (first ndim used) */
+    uint32_t causal;       /* SOFTMAX: 1 masks key j > query i (the last two dims) */
+    uint32_t approximate;  /* GELU(_BWD): 0 exact erf, XPB_GELU_TANH */
+    uint32_t index_flags;  /* XPB_INDEX_PADDING, XPB_INDEX_IGNORE */
+    int32_t padding_idx;   /* EMBEDDING(_BWD): this row gets no gradient (with the flag) */
+    int32_t ignore_index;  /* SOFTMAX_XENT(_BWD): rows with this label count for nothing */
+    float label_smoothing; /* SOFTMAX_XENT(_BWD): in [0, 1] */
+    float max_norm;        /* CLIP_GRAD_NORM: > 0 */
+    uint32_t reserved3_;   /* zero */
     /* Attributes of later op sets are appended here. */
 } xpb_op;
 
@@ -263,6 +330,27 @@ static inline const xpb_op *xpb_program_op(const xpb_program *p, uint32_t i)
     return (const xpb_op *)((const char *)p->ops + (size_t)i * p->op_stride);
 }
 
+/* Input / output operand i of op `op` of program `p` (i < n_inputs / n_outputs): from
+ * inputs_all / outputs_all when the host wrote them (ABI 1.3), else from the inline arrays;
+ * XPB_NO_TENSOR when i is beyond what either holds. */
+static inline uint32_t xpb_op_input(const xpb_program *p, const xpb_op *op, uint32_t i)
+{
+    if (i >= op->n_inputs)
+        return XPB_NO_TENSOR;
+    if (XPB_OP_HAS(p, inputs_all) && op->inputs_all)
+        return op->inputs_all[i];
+    return i < XPB_MAX_OP_INPUTS ? op->inputs[i] : XPB_NO_TENSOR;
+}
+
+static inline uint32_t xpb_op_output(const xpb_program *p, const xpb_op *op, uint32_t i)
+{
+    if (i >= op->n_outputs)
+        return XPB_NO_TENSOR;
+    if (XPB_OP_HAS(p, outputs_all) && op->outputs_all)
+        return op->outputs_all[i];
+    return i < XPB_MAX_OP_OUTPUTS ? op->outputs[i] : XPB_NO_TENSOR;
+}
+
 /* The i-th phase (i < n_phases), owned by the program. A host older than ABI 1.1 wrote no
  * phase_stride: its phases are ABI 1.0's xpb_phase. */
 static inline const xpb_phase *xpb_program_phase(const xpb_program *p, uint32_t i)
@@ -274,12 +362,18 @@ static inline const xpb_phase *xpb_program_phase(const xpb_program *p, uint32_t 
     return (const xpb_phase *)((const char *)p->phases + (size_t)i * stride);
 }
 
-/* The op set that introduced op `kind`; 0 for numbers these headers do not know. */
+/* The op set that introduced op `kind` (XPB_OP_MAP's column); 0 for numbers these headers do
+ * not know. */
 static inline uint32_t xpb_op_opset(uint32_t kind)
 {
-    if (kind >= XPB_OP_CONV2D && kind <= XPB_OP_COPY)
-        return 1u;
-    return kind == XPB_OP_ALL_REDUCE ? 2u : 0u;
+    switch (kind) {
+#define XPB_OP_OPSET_(name, num, opset, sig)                                                       \
+    case XPB_OP_##name:                                                                            \
+        return opset;
+        XPB_OP_MAP(XPB_OP_OPSET_)
+#undef XPB_OP_OPSET_
+    }
+    return 0u;
 }
 
 /* The op set that introduced attribute mask `attr` (one XPB_ATTR() bit); 0 when unknown. */
@@ -345,11 +439,32 @@ static inline XPB_HOST_DEVICE float xpb_dropout_factor(uint64_t stream, int64_t 
     return u >= p ? 1.0f / (1.0f - p) : 0.0f; /* u < 1, so p >= 1 drops everything, never 1/0 */
 }
 
+/* One row of SOFTMAX_XENT (docs/ops.md) over logits z[0..k): the row's loss
+ * logsumexp(z) - z[label], computed in double as log sum exp(z - m) - (z[label] - m) with
+ * m = max z, so that huge logits neither overflow nor lose the answer; softmax(z) into prob
+ * when prob is not NULL. Here so that every backend computes the loss the same way. */
+static inline XPB_HOST_DEVICE double xpb_softmax_xent_row(const float *z, int64_t k, int32_t label,
+                                                          float *prob)
+{
+    double m = z[0];
+    for (int64_t j = 1; j < k; j++)
+        if (z[j] > m)
+            m = z[j];
+    double sum = 0.0;
+    for (int64_t j = 0; j < k; j++)
+        sum += exp(z[j] - m);
+    double log_sum = log(sum);
+    if (prob)
+        for (int64_t j = 0; j < k; j++)
+            prob[j] = (float)exp(z[j] - m - log_sum);
+    return log_sum - (z[label] - m);
+}
+
 /* The op's upper-case name ("CONV2D"), static; "UNKNOWN" for numbers this header lacks. */
 static inline const char *xpb_op_name(uint32_t kind)
 {
     switch (kind) {
-#define XPB_OP_NAME_(name, num, sig)                                                               \
+#define XPB_OP_NAME_(name, num, opset, sig)                                                        \
     case XPB_OP_##name:                                                                            \
         return #name;
         XPB_OP_MAP(XPB_OP_NAME_)

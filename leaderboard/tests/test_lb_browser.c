@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "lbt_support.h"
-#include "results/results.h"
 #include "publish/upload.h"
+#include "results/results.h"
 
 #define N_SUBMISSIONS 5
 

@@ -24,11 +24,12 @@
 
 #include <cmocka.h>
 
-#include "lb_db.h"
+#include "db/lb_db.h"
 #include "lbt_support.h"
 #include "publish/spool.h"
-#include "results/results.h"
 #include "publish/upload.h"
+#include "results/results.h"
+#include "store/lb_migrate.h"
 
 #define N_DOCS 200
 #define N_CLIENTS 8
@@ -532,6 +533,36 @@ static void test_token_admin(void **state)
     assert_int_equal(lbt_count(g.server.url, g.ca), g.base + 1);
 }
 
+/* `migrate` brings the store the service uses (and a new SQLite folder) to this build's
+ * schema version and says so; a bad command line is refused with exit code 2. */
+static void test_migrate_command(void **state)
+{
+    (void)state;
+    char out[512], expect[64], fresh[512];
+    snprintf(expect, sizeof expect, "database schema at version %d\n", lb_migrate_latest());
+    char *store_opt = lbt_database() ? "--database" : "--data";
+    char *store = lbt_database() ? (char *)lbt_database() : g.data;
+    char *again[] = {LBT_SERVER_BIN, "migrate", store_opt, store, NULL};
+    assert_int_equal(lbt_run(again, NULL, out, sizeof out, 30), 0);
+    assert_string_equal(out, expect);
+    snprintf(fresh, sizeof fresh, "%s/migrated", g.root);
+    char *first[] = {LBT_SERVER_BIN, "migrate", "--data", fresh, NULL};
+    assert_int_equal(lbt_run(first, NULL, out, sizeof out, 30), 0);
+    assert_string_equal(out, expect);
+    char file[600];
+    struct stat st;
+    snprintf(file, sizeof file, "%s/" LB_DB_FILE, fresh);
+    assert_int_equal(stat(file, &st), 0);
+
+    char *none[] = {LBT_SERVER_BIN, "migrate", NULL};
+    char *extra[] = {LBT_SERVER_BIN, "migrate", "--data", fresh, "now", NULL};
+    char *both[] = {LBT_SERVER_BIN, "migrate",          "--data", fresh,
+                    "--database",   "postgresql://x/y", NULL};
+    assert_int_equal(lbt_run(none, NULL, out, sizeof out, 30), 2);
+    assert_int_equal(lbt_run(extra, NULL, out, sizeof out, 30), 2);
+    assert_int_equal(lbt_run(both, NULL, out, sizeof out, 30), 2);
+}
+
 static void test_plain_http_loopback_only(void **state)
 {
     (void)state;
@@ -576,6 +607,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_parallel_clients, test_setup),
         cmocka_unit_test_setup(test_server_killed_mid_run, test_setup),
         cmocka_unit_test_setup(test_token_admin, test_setup),
+        cmocka_unit_test_setup(test_migrate_command, test_setup),
         cmocka_unit_test(test_plain_http_loopback_only),
     };
     int failed = cmocka_run_group_tests_name(lbt_database() ? "end to end on PostgreSQL"

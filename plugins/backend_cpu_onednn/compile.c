@@ -101,8 +101,8 @@ static xpb_status compile_op(xpb_executable *exe, uint32_t i)
 /* ---- validation ---- */
 
 /* Refuses, naming the op and its layer, every op whose kind cpu_onednn does not implement and
- * every op that sets an attribute these headers do not know (that attribute changes what the
- * op computes). Runs before any other check of the ops: a newer op may use its operands in
+ * every op that sets an attribute these headers do not know or one of op set 3 (either changes
+ * what the op computes). Runs before any other check of the ops: a newer op may use its operands in
  * ways the checks below do not expect. */
 static xpb_status check_ops(xpb_executable *exe)
 {
@@ -130,6 +130,14 @@ static xpb_status check_ops(xpb_executable *exe)
                             "computes",
                             label, (unknown & (unknown - 1)) ? "s" : "", bits, XPB_OPSET_VERSION);
         }
+        /* The attributes op set 3 gave SOFTMAX_XENT(_BWD) (ignore_index, label smoothing)
+         * change its loss, and the kernels here compute op set 1's. */
+        for (int b = 0; b < 64 && XPB_OP_HAS(p, attrs_set); b++)
+            if (((op->attrs_set >> b) & 1u) && xpb_attr_opset(1ull << b) > 2)
+                return odn_fail(exe, XPB_UNSUPPORTED,
+                                "%s: sets attribute bit %d of op set 3, which cpu_onednn does not "
+                                "implement yet",
+                                label, b);
     }
     return XPB_OK;
 }

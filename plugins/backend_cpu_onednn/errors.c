@@ -1,4 +1,4 @@
-/* Error messages. Every failure leaves "cpu_onednn: <what>" in the message buffer of the handle
+/* Error messages. Every failure leaves "<what>" in the message buffer of the handle
  * that failed (an executable's, a backend's, or the static one that last_error(NULL) returns),
  * and a failure that concerns an op names it: its index, its kind as the host names it
  * (xpb_op_kind_name, so that an op newer than these headers still has a name) and its layer.
@@ -10,8 +10,9 @@
 
 static xpb_status vset_error(char *buf, xpb_status st, const char *fmt, va_list ap)
 {
-    int n = snprintf(buf, ODN_ERR_SIZE, "cpu_onednn: ");
-    vsnprintf(buf + n, ODN_ERR_SIZE - (size_t)n, fmt, ap);
+    /* no "cpu_onednn: " in front: the host names the plugin (docs/plugin-abi.md, "Names and
+     * logs") */
+    vsnprintf(buf, ODN_ERR_SIZE, fmt, ap);
     return st;
 }
 

@@ -33,21 +33,8 @@ static xpb_status xent_kernel(odn_step *s)
     }
     double total = 0.0;
 #pragma omp parallel for reduction(+ : total) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        const float *zi = z + i * k;
-        double m = zi[0];
-        for (int64_t j = 1; j < k; j++)
-            if (zi[j] > m)
-                m = zi[j];
-        double sum = 0.0;
-        for (int64_t j = 0; j < k; j++)
-            sum += exp(zi[j] - m);
-        double log_sum = log(sum);
-        total += log_sum - (zi[labels[i]] - m);
-        if (prob)
-            for (int64_t j = 0; j < k; j++)
-                prob[i * k + j] = (float)exp(zi[j] - m - log_sum);
-    }
+    for (int64_t i = 0; i < n; i++)
+        total += xpb_softmax_xent_row(z + i * k, k, labels[i], prob ? prob + i * k : NULL);
     loss[0] = (float)(total / (double)n);
     return XPB_OK;
 }

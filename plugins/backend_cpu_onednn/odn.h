@@ -169,11 +169,11 @@ struct xpb_executable {
 
 /* ---- errors (errors.c) ---- */
 
-/* Formats "cpu_onednn: <message>" into `buf` (ODN_ERR_SIZE bytes: a backend's err, or the static
+/* Formats "<message>" into `buf` (ODN_ERR_SIZE bytes: a backend's err, or the static
  * message of last_error(NULL)) and returns `st`. */
 xpb_status odn_set_error(char *buf, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Formats "cpu_onednn: <message>" into exe->err and returns `st`. */
+/* Formats "<message>" into exe->err and returns `st`. */
 xpb_status odn_fail(xpb_executable *exe, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like odn_fail for a failed oneDNN call made for the current op: names the op, its layer and
@@ -455,5 +455,12 @@ uint32_t odn_cpu_features(void);
  * and with an opened backend `be` the measured peaks (measured once per process; NULL: peaks
  * 0, unknown, nothing is measured). */
 void odn_device_describe(xpb_device_info *out, xpb_backend *be);
+
+/* ---- memory bandwidth (bandwidth.c) ---- */
+
+/* The host memory's STREAM triad bandwidth in bytes/s on `threads` threads (the best of five
+ * runs after a warm-up), and how it was measured into `source`; 0 when the arrays cannot be
+ * allocated. Takes about half a second. */
+double odn_measure_bandwidth(char *source, size_t size, int threads);
 
 #endif

@@ -121,7 +121,7 @@ static xpb_status odn_compile(xpb_executable **out, xpb_backend *be, const xpb_p
 /* Owned by the executable (static for NULL), valid until the next call on it. */
 static const char *odn_exe_last_error(const xpb_executable *exe)
 {
-    return exe ? exe->err : "cpu_onednn: no executable (NULL handle)";
+    return exe ? exe->err : "no executable (NULL handle)";
 }
 
 static xpb_status odn_api_write(xpb_executable *exe, uint32_t tensor, const void *data,

@@ -1,4 +1,5 @@
-/* Matrix multiply for the reference kernels: C = alpha * op(A) op(B) + beta * C, row-major.
+/* Matrix multiply for the reference kernels: C = alpha * op(A) op(B) + beta * C, row-major
+ * (and the bias rows that go with it).
  *
  * Cache-blocked in the classic way (GotoBLAS, simplified): C is computed in tiles of
  * BLOCK_M x BLOCK_N, the shared dimension in slices of BLOCK_K. For each slice, op(B) and
@@ -75,5 +76,22 @@ void ref_gemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float a
                 }
             }
         }
+    }
+}
+
+void ref_add_bias_rows(float *y, int64_t m, int64_t n, const float *bias)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            y[i * n + j] += bias[j];
+}
+
+void ref_sum_rows(float *out, const float *x, int64_t m, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < m; i++)
+            sum += x[i * n + j];
+        out[j] = (float)sum;
     }
 }

@@ -1,4 +1,4 @@
-/* The reference backend's op table: the kernel of every op kind of op sets 1 and 2. What an op may
+/* The reference backend's op table: the kernel of every op kind of op sets 1 to 3. What an op may
  * take (counts, dtypes, shapes, attributes) is checked before any kernel runs, at compile, by
  * the SDK's rules (xpb_program_validate, include/xpubench/shapes.h), so kernels trust every
  * shape they see. */
@@ -50,6 +50,27 @@ ref_kernel_fn ref_kernel_for(uint32_t kind)
         [XPB_OP_FILL] = ref_fill,
         [XPB_OP_COPY] = ref_copy,
         [XPB_OP_ALL_REDUCE] = ref_all_reduce,
+        [XPB_OP_MATMUL] = ref_matmul,
+        [XPB_OP_MATMUL_BWD] = ref_matmul_bwd,
+        [XPB_OP_BATCHED_MATMUL] = ref_batched_matmul,
+        [XPB_OP_BATCHED_MATMUL_BWD] = ref_batched_matmul_bwd,
+        [XPB_OP_PERMUTE] = ref_permute,
+        [XPB_OP_ADD_BROADCAST] = ref_add_broadcast,
+        [XPB_OP_MUL] = ref_mul,
+        [XPB_OP_SUM_TO] = ref_sum_to,
+        [XPB_OP_SCALE] = ref_scale,
+        [XPB_OP_SOFTMAX] = ref_softmax,
+        [XPB_OP_SOFTMAX_BWD] = ref_softmax_bwd,
+        [XPB_OP_LAYER_NORM] = ref_layer_norm,
+        [XPB_OP_LAYER_NORM_BWD] = ref_layer_norm_bwd,
+        [XPB_OP_GELU] = ref_gelu,
+        [XPB_OP_GELU_BWD] = ref_gelu_bwd,
+        [XPB_OP_EMBEDDING] = ref_embedding,
+        [XPB_OP_EMBEDDING_BWD] = ref_embedding_bwd,
+        [XPB_OP_LSTM] = ref_lstm,
+        [XPB_OP_LSTM_BWD] = ref_lstm_bwd,
+        [XPB_OP_ADAMW_UPDATE] = ref_adamw_update,
+        [XPB_OP_CLIP_GRAD_NORM] = ref_clip_grad_norm,
     };
     return kind < XPB_OP_KIND_END_ ? kernels[kind] : NULL;
 }

@@ -11,12 +11,8 @@ xpb_status ref_linear(const ref_op_args *a)
     const float *x = a->in[0], *w = a->in[1];
     float *y = a->out[0];
     ref_gemm(0, 1, n, out_f, in_f, 1.0f, x, in_f, w, in_f, 0.0f, y, out_f);
-    if (a->op->n_inputs > 2) {
-        const float *b = a->in[2];
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t o = 0; o < out_f; o++)
-                y[i * out_f + o] += b[o];
-    }
+    if (a->op->n_inputs > 2)
+        ref_add_bias_rows(y, n, out_f, a->in[2]);
     return XPB_OK;
 }
 
@@ -36,14 +32,7 @@ xpb_status ref_linear_bwd_weights(const ref_op_args *a)
     int64_t in_f = a->in_desc[1]->dims[1];
     const float *dy = a->in[0];
     ref_gemm(1, 0, out_f, in_f, n, 1.0f, dy, out_f, a->in[1], in_f, 0.0f, a->out[0], in_f);
-    if (a->op->n_outputs > 1 && a->out[1]) {
-        float *db = a->out[1];
-        for (int64_t o = 0; o < out_f; o++) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < n; i++)
-                sum += dy[i * out_f + o];
-            db[o] = (float)sum;
-        }
-    }
+    if (a->op->n_outputs > 1 && a->out[1])
+        ref_sum_rows(a->out[1], dy, n, out_f);
     return XPB_OK;
 }

@@ -1,8 +1,10 @@
-/* Loss kernels: softmax cross-entropy with integer labels, mean squared error and mean
- * absolute error, each with the backward op the autodiff emits (scaled by attrs.scale, the
- * loss weight). Forward sums are accumulated in double. */
+/* Loss kernels: softmax cross-entropy with integer labels (op set 3: rows with an ignored label
+ * and label smoothing), mean squared error and mean absolute error, each with the backward op
+ * the autodiff emits (scaled by attrs.scale, the loss weight). Forward sums are accumulated in
+ * double. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ref.h"
 
@@ -12,11 +14,21 @@ static const char *layer_of(const ref_op_args *a)
     return a->op->layer ? a->op->layer : "?";
 }
 
-/* XPB_OK when every label lies in [0, k); otherwise a message naming the layer, the sample
- * and the label. */
-static xpb_status check_labels(const ref_op_args *a, const int32_t *labels, int64_t n, int64_t k)
+/* Whether row label `label` is ignored (op set 3: XPB_INDEX_IGNORE with ignore_index). */
+static int ignored(const ref_op_args *a, int32_t label)
 {
-    for (int64_t i = 0; i < n; i++)
+    return (a->op->index_flags & XPB_INDEX_IGNORE) && label == a->op->ignore_index;
+}
+
+/* XPB_OK when every label lies in [0, k) or is ignored; otherwise a message naming the layer,
+ * the sample and the label. *n_valid gets the number of rows not ignored. */
+static xpb_status check_labels(const ref_op_args *a, const int32_t *labels, int64_t n, int64_t k,
+                               int64_t *n_valid)
+{
+    *n_valid = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (ignored(a, labels[i]))
+            continue;
         if (labels[i] < 0 || labels[i] >= k) {
             snprintf(
                 a->err, a->err_size,
@@ -25,55 +37,80 @@ static xpb_status check_labels(const ref_op_args *a, const int32_t *labels, int6
                 (long long)k);
             return XPB_INVALID_ARGUMENT;
         }
+        (*n_valid)++;
+    }
     return XPB_OK;
 }
 
-/* loss = mean_n (logsumexp(z_n) - z_n[label_n]), computed as (m + log sum exp(z - m)) with
- * m = max z_n, so that huge logits neither overflow nor lose the answer. */
+/* One row's loss with label smoothing eps over logits z[0..k): (1 - eps) (lse - z[label]) +
+ * (eps / k) sum_j (lse - z[j]), with lse = m + log sum exp(z - m), m = max z, each term taken
+ * relative to m so that huge logits cancel exactly; softmax(z) into prob when not NULL. */
+static double smoothed_row(const float *z, int64_t k, int32_t label, double eps, float *prob)
+{
+    double m = z[0];
+    for (int64_t j = 1; j < k; j++)
+        if (z[j] > m)
+            m = z[j];
+    double sum = 0.0, below = 0.0; /* sum exp(z - m), sum (m - z) */
+    for (int64_t j = 0; j < k; j++) {
+        sum += exp(z[j] - m);
+        below += m - z[j];
+    }
+    double log_sum = log(sum);
+    if (prob)
+        for (int64_t j = 0; j < k; j++)
+            prob[j] = (float)exp(z[j] - m - log_sum);
+    double nll = log_sum - (z[label] - m);
+    return (1.0 - eps) * nll + eps / (double)k * ((double)k * log_sum + below);
+}
+
+/* loss = mean over the rows not ignored of the (smoothed) negative log-likelihood; op set 1's
+ * op (no attribute) is the mean of logsumexp(z_n) - z_n[label_n] over every row. All rows
+ * ignored gives NaN (0 / 0), as PyTorch. */
 xpb_status ref_softmax_xent(const ref_op_args *a)
 {
     const float *z = a->in[0];
     const int32_t *labels = (const int32_t *)(const void *)a->in[1];
-    float *loss = a->out[0], *prob = a->out[1];
-    int64_t n = a->in_desc[0]->dims[0], k = a->in_desc[0]->dims[1];
-    xpb_status st = check_labels(a, labels, n, k);
+    float *loss = a->out[0], *prob = a->op->n_outputs > 1 ? a->out[1] : NULL;
+    int64_t n = a->in_desc[0]->dims[0], k = a->in_desc[0]->dims[1], n_valid;
+    xpb_status st = check_labels(a, labels, n, k, &n_valid);
     if (st != XPB_OK)
         return st;
-    double total = 0.0;
+    double eps = a->op->label_smoothing, total = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        const float *zi = z + i * k;
-        double m = zi[0];
-        for (int64_t j = 1; j < k; j++)
-            if (zi[j] > m)
-                m = zi[j];
-        double sum = 0.0;
-        for (int64_t j = 0; j < k; j++)
-            sum += exp(zi[j] - m);
-        double log_sum = log(sum);
-        total += log_sum - (zi[labels[i]] - m);
-        if (prob)
-            for (int64_t j = 0; j < k; j++)
-                prob[i * k + j] = (float)exp(zi[j] - m - log_sum);
+        float *p = prob ? prob + i * k : NULL;
+        if (ignored(a, labels[i])) {
+            if (p) /* the workspace row is never read back: the backward writes zeros */
+                memset(p, 0, (size_t)k * sizeof *p);
+            continue;
+        }
+        total += eps > 0.0 ? smoothed_row(z + i * k, k, labels[i], eps, p)
+                           : xpb_softmax_xent_row(z + i * k, k, labels[i], p);
     }
-    loss[0] = (float)(total / (double)n);
+    loss[0] = (float)(total / (double)n_valid);
     return XPB_OK;
 }
 
+/* dlogits = scale * (prob - (1 - eps) onehot - eps / k) / n_valid for the rows not ignored, 0
+ * for the ignored ones. */
 xpb_status ref_softmax_xent_bwd(const ref_op_args *a)
 {
     const float *prob = a->in[0];
     const int32_t *labels = (const int32_t *)(const void *)a->in[1];
     float *dz = a->out[0];
-    int64_t n = a->in_desc[0]->dims[0], k = a->in_desc[0]->dims[1];
-    xpb_status st = check_labels(a, labels, n, k);
+    int64_t n = a->in_desc[0]->dims[0], k = a->in_desc[0]->dims[1], n_valid;
+    xpb_status st = check_labels(a, labels, n, k, &n_valid);
     if (st != XPB_OK)
         return st;
-    double f = (double)a->op->attrs.scale / (double)n;
-    for (int64_t i = 0; i < n; i++)
+    double eps = a->op->label_smoothing;
+    double f = (double)a->op->attrs.scale / (double)n_valid, off = eps / (double)k;
+    for (int64_t i = 0; i < n; i++) {
+        int skip = ignored(a, labels[i]);
         for (int64_t j = 0; j < k; j++) {
-            double onehot = j == labels[i] ? 1.0 : 0.0;
-            dz[i * k + j] = (float)(f * (prob[i * k + j] - onehot));
+            double target = (j == labels[i] ? 1.0 - eps : 0.0) + off;
+            dz[i * k + j] = skip ? 0.0f : (float)(f * (prob[i * k + j] - target));
         }
+    }
     return XPB_OK;
 }
 

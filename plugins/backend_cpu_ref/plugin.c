@@ -61,16 +61,16 @@ static void copy_str(char *dst, size_t size, const char *src)
 static xpb_status ref_open(xpb_backend **out, uint32_t device_index)
 {
     if (!out)
-        return set_err(open_err, XPB_INVALID_ARGUMENT, "cpu_ref: open: out is NULL");
+        return set_err(open_err, XPB_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     if (device_index != 0)
         return set_err(open_err, XPB_NO_DEVICE,
-                       "cpu_ref: no device %u: the reference backend has one device, 0 (the "
+                       "no device %u: the reference backend has one device, 0 (the "
                        "host CPU)",
                        device_index);
     xpb_backend *be = calloc(1, sizeof *be);
     if (!be)
-        return set_err(open_err, XPB_OUT_OF_MEMORY, "cpu_ref: open: out of memory");
+        return set_err(open_err, XPB_OUT_OF_MEMORY, "out of memory");
     be->device = device_index;
     open_err[0] = '\0';
     *out = be;
@@ -135,7 +135,7 @@ static void describe_cpu(xpb_device_info *out)
     if (XPB_HAS_MEMBER(out, xpb_device_info, memory_bytes))
         out->memory_bytes = 0; /* host memory */
     if (XPB_HAS_MEMBER(out, xpb_device_info, peak_flops))
-        for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+        for (int p = 0; p < XPB_PEAK_SLOTS; p++)
             out->peak_flops[p] = 0.0; /* unknown: a reference is not timed for its peak */
     /* ABI 1.1 */
     if (XPB_HAS_MEMBER(out, xpb_device_info, kind))
@@ -147,7 +147,7 @@ static void describe_cpu(xpb_device_info *out)
 static xpb_status ref_device_count(uint32_t *count)
 {
     if (!count)
-        return set_err(open_err, XPB_INVALID_ARGUMENT, "cpu_ref: device_count: count is NULL");
+        return set_err(open_err, XPB_INVALID_ARGUMENT, "count is NULL");
     *count = 1;
     return XPB_OK;
 }
@@ -156,10 +156,10 @@ static xpb_status ref_describe_device(uint32_t index, xpb_device_info *out)
 {
     if (!out || out->struct_size < sizeof(size_t))
         return set_err(open_err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: describe_device: out is NULL or its struct_size is 0");
+                       "out is NULL or its struct_size is 0");
     if (index != 0)
         return set_err(open_err, XPB_NO_DEVICE,
-                       "cpu_ref: no device %u: the reference backend has one device, 0 (the "
+                       "no device %u: the reference backend has one device, 0 (the "
                        "host CPU)",
                        index);
     describe_cpu(out);
@@ -172,7 +172,7 @@ static xpb_status ref_device_info(xpb_backend *be, xpb_device_info *out)
         return XPB_INVALID_ARGUMENT;
     if (!out || out->struct_size < sizeof(size_t))
         return set_err(be->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: device_info: out is NULL or its struct_size is 0");
+                       "out is NULL or its struct_size is 0");
     describe_cpu(out);
     return XPB_OK;
 }
@@ -198,7 +198,7 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
     if (!be)
         return XPB_INVALID_ARGUMENT;
     if (!out || !prog)
-        return set_err(be->err, XPB_INVALID_ARGUMENT, "cpu_ref: compile: out or program is NULL");
+        return set_err(be->err, XPB_INVALID_ARGUMENT, "out or program is NULL");
     *out = NULL;
     uint32_t precision = XPB_MEMBER_OR(opts, xpb_compile_options, precision, XPB_PRECISION_FP32);
     if (precision != XPB_PRECISION_FP32)
@@ -209,7 +209,7 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
     char msg[REF_ERR_SIZE];
     xpb_status st = xpb_program_validate(prog, msg, sizeof msg);
     if (st != XPB_OK)
-        return set_err(be->err, st, "cpu_ref: %s", msg);
+        return set_err(be->err, st, "%s", msg);
     /* ALL_REDUCE averages over the host's communicator (ABI 1.2); a host that gives none runs
      * one process, where the mean over one rank is the identity. */
     const xpb_communicator *comm = XPB_MEMBER_OR(opts, xpb_compile_options, comm, NULL);
@@ -217,21 +217,21 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
         (comm->struct_size < offsetof(xpb_communicator, last_error) + sizeof comm->last_error ||
          !comm->allreduce_sum_f32 || !comm->last_error || comm->size == 0))
         return set_err(be->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: compile: the communicator lacks allreduce_sum_f32 or "
+                       "the communicator lacks allreduce_sum_f32 or "
                        "last_error, or has no rank");
     /* The SDK may know ops this file has no kernel for yet (headers of a later op set). */
     for (uint32_t i = 0; i < prog->n_ops; i++) {
         const xpb_op *op = xpb_program_op(prog, i);
         if (!ref_kernel_for(op->kind))
             return set_err(be->err, XPB_UNSUPPORTED,
-                           "cpu_ref: op %u %s (layer '%s'): not implemented by the reference "
+                           "op %u %s (layer '%s'): not implemented by the reference "
                            "backend",
                            i, xpb_op_kind_name(prog, op), op->layer ? op->layer : "");
     }
 
     xpb_executable *exe = calloc(1, sizeof *exe);
     if (!exe)
-        return set_err(be->err, XPB_OUT_OF_MEMORY, "cpu_ref: compile: out of memory");
+        return set_err(be->err, XPB_OUT_OF_MEMORY, "out of memory");
     exe->prog = prog;
     exe->comm = comm;
     exe->keep_all = XPB_MEMBER_OR(opts, xpb_compile_options, keep_all, 0u);
@@ -254,14 +254,14 @@ static xpb_status ref_compile(xpb_executable **out, xpb_backend *be, const xpb_p
 
 free_exe:
     ref_destroy(exe);
-    return set_err(be->err, XPB_OUT_OF_MEMORY, "cpu_ref: compile: out of memory");
+    return set_err(be->err, XPB_OUT_OF_MEMORY, "out of memory");
 }
 
 /* The executable's message buffer (owned by `exe`, valid until its next call); a static
  * string for NULL. Never NULL. */
 static const char *ref_exe_last_error(const xpb_executable *exe)
 {
-    return exe ? exe->err : "cpu_ref: no executable (NULL handle)";
+    return exe ? exe->err : "no executable (NULL handle)";
 }
 
 /* ---- data ---- */
@@ -273,20 +273,20 @@ static xpb_status check_transfer(xpb_executable *exe, const char *what, uint32_t
     const xpb_program *p = exe->prog;
     if (tensor >= p->n_tensors)
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: %s: tensor %u does not exist (the program has %u tensors)", what,
+                       "%s: tensor %u does not exist (the program has %u tensors)", what,
                        tensor, p->n_tensors);
     const xpb_tensor_desc *t = xpb_program_tensor(p, tensor);
     const char *name = t->name ? t->name : "(unnamed)";
     if (!data)
-        return set_err(exe->err, XPB_INVALID_ARGUMENT, "cpu_ref: %s: tensor %u '%s': data is NULL",
+        return set_err(exe->err, XPB_INVALID_ARGUMENT, "%s: tensor %u '%s': data is NULL",
                        what, tensor, name);
     if (bytes != xpb_tensor_bytes(t))
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: %s: tensor %u '%s' holds %zu bytes, the call gave %zu", what,
+                       "%s: tensor %u '%s' holds %zu bytes, the call gave %zu", what,
                        tensor, name, xpb_tensor_bytes(t), bytes);
     if (!exe->keep_all && !(t->flags & flag))
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: %s: tensor %u '%s' lacks XPB_TENSOR_HOST_%s (and keep_all is "
+                       "%s: tensor %u '%s' lacks XPB_TENSOR_HOST_%s (and keep_all is "
                        "off)",
                        what, tensor, name, flag == XPB_TENSOR_HOST_WRITE ? "WRITE" : "READ");
     return XPB_OK;
@@ -323,25 +323,34 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Runs op `i` through its kernel. Descriptors were checked by compile. */
+/* Runs op `i` through its kernel. Descriptors and operand counts were checked by compile. */
 static xpb_status run_op(xpb_executable *exe, uint32_t i)
 {
     const xpb_program *p = exe->prog;
     const xpb_op *op = xpb_program_op(p, i);
-    ref_op_args a = {.op = op, .call_index = exe->calls[i], .comm = exe->comm};
+    /* The kernels read a complete xpb_op: an older host's op is shorter (op_stride), the
+     * members it lacks are zero, which keeps every op's earlier meaning. */
+    xpb_op full;
+    memset(&full, 0, sizeof full);
+    memcpy(&full, op, p->op_stride < sizeof full ? p->op_stride : sizeof full);
+    ref_op_args a = {.op = &full, .call_index = exe->calls[i], .comm = exe->comm};
     char msg[REF_ERR_SIZE] = "";
     a.err = msg;
     a.err_size = sizeof msg;
-    for (uint32_t k = 0; k < op->n_inputs; k++)
-        if (op->inputs[k] != XPB_NO_TENSOR) {
-            a.in_desc[k] = xpb_program_tensor(p, op->inputs[k]);
-            a.in[k] = exe->buf[op->inputs[k]];
+    for (uint32_t k = 0; k < op->n_inputs; k++) {
+        uint32_t t = xpb_op_input(p, op, k);
+        if (t != XPB_NO_TENSOR) {
+            a.in_desc[k] = xpb_program_tensor(p, t);
+            a.in[k] = exe->buf[t];
         }
-    for (uint32_t k = 0; k < op->n_outputs; k++)
-        if (op->outputs[k] != XPB_NO_TENSOR) {
-            a.out_desc[k] = xpb_program_tensor(p, op->outputs[k]);
-            a.out[k] = exe->buf[op->outputs[k]];
+    }
+    for (uint32_t k = 0; k < op->n_outputs; k++) {
+        uint32_t t = xpb_op_output(p, op, k);
+        if (t != XPB_NO_TENSOR) {
+            a.out_desc[k] = xpb_program_tensor(p, t);
+            a.out[k] = exe->buf[t];
         }
+    }
     ref_kernel_fn kernel = ref_kernel_for(op->kind);
     double t0 = exe->profiling ? now_seconds() : 0.0;
     xpb_status st = kernel(&a);
@@ -349,9 +358,9 @@ static xpb_status run_op(xpb_executable *exe, uint32_t i)
         exe->seconds[i] += now_seconds() - t0;
     exe->calls[i]++;
     if (st != XPB_OK && msg[0]) /* kernel messages name the op and its layer */
-        return set_err(exe->err, st, "cpu_ref: op %u: %s", i, msg);
+        return set_err(exe->err, st, "op %u: %s", i, msg);
     if (st != XPB_OK)
-        return set_err(exe->err, st, "cpu_ref: op %u %s (layer '%s'): %s", i, xpb_op_name(op->kind),
+        return set_err(exe->err, st, "op %u %s (layer '%s'): %s", i, xpb_op_name(op->kind),
                        op->layer ? op->layer : "", xpb_strerror(st));
     return XPB_OK;
 }
@@ -363,7 +372,7 @@ static xpb_status ref_run(xpb_executable *exe, uint32_t phase)
     const xpb_program *p = exe->prog;
     if (phase >= p->n_phases)
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: run: phase %u does not exist (the program has %u phases)", phase,
+                       "run: phase %u does not exist (the program has %u phases)", phase,
                        p->n_phases);
     const xpb_phase *ph = xpb_program_phase(p, phase); /* by stride: phases may grow */
     for (uint32_t i = ph->first_op; i < ph->first_op + ph->n_ops; i++) {
@@ -389,11 +398,11 @@ static xpb_status ref_profile_read(xpb_executable *exe, xpb_op_profile *out, uin
         return XPB_INVALID_ARGUMENT;
     if (!count || (capacity && !out))
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: profile_read: count is NULL, or out is NULL with capacity %u",
+                       "profile_read: count is NULL, or out is NULL with capacity %u",
                        capacity);
     if (!exe->profiling)
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "cpu_ref: profile_read: the executable was compiled without profiling");
+                       "profile_read: the executable was compiled without profiling");
     uint32_t n = exe->prog->n_ops;
     for (uint32_t i = 0; i < n && i < capacity; i++) {
         out[i].op = i;
@@ -410,7 +419,7 @@ static xpb_status ref_memory_stats(xpb_executable *exe, xpb_memory_stats *out)
     if (!exe)
         return XPB_INVALID_ARGUMENT;
     if (!out)
-        return set_err(exe->err, XPB_INVALID_ARGUMENT, "cpu_ref: memory_stats: out is NULL");
+        return set_err(exe->err, XPB_INVALID_ARGUMENT, "memory_stats: out is NULL");
     /* Every buffer lives from compile to destroy: in use = peak. */
     if (XPB_HAS_MEMBER(out, xpb_memory_stats, bytes_in_use))
         out->bytes_in_use = exe->bytes;

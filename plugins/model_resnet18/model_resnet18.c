@@ -5,6 +5,11 @@
  *   cifar     the usual CIFAR adaptation: conv3x3/1 pad 1 stem, no maxpool, fc 512 -> 10;
  *             3x32x32.
  *
+ * The parameters in_channels and image_size change only the input and the stem's input
+ * channels: the stages halve the size three times (rounding up: (s + 1) / 2) and the global
+ * average pool makes any size end at 512 features, so Fashion-MNIST's 1x28x28 trains with
+ * in_channels 1, image_size 28 (28 -> 14 -> 7 -> 4 in the cifar variant).
+ *
  * A BasicBlock is conv3x3 (stride 2 in the first block of stages 2-4) + BN + ReLU, conv3x3 + BN,
  * plus the shortcut -- the input itself, or conv1x1/2 (no bias) + BN where the shape changes --
  * then ReLU. Convolutions have no bias; batch norm keeps running statistics (eps 1e-5,
@@ -24,6 +29,7 @@
 static const xpb_model_param resnet18_params[] = {
     {"variant", XPB_MPARAM_STRING, "cifar", "cifar|imagenet",
      "cifar = 3x3 stem, no maxpool, 3x32x32, 10 classes; imagenet = torchvision resnet18"},
+    {"in_channels", XPB_MPARAM_INT, "3", "1..64", "channels of the input images (1: grayscale)"},
     {"image_size", XPB_MPARAM_INT, "0", "0..1024",
      "input height and width; 0 = the variant's (32 cifar, 224 imagenet); other sizes are for "
      "quick tests"},
@@ -72,9 +78,10 @@ static xpb_status basic_block(xpb_value *x, xpb_builder *b, const xpb_builder_ap
 static xpb_status resnet18_build(xpb_builder *b, const xpb_builder_api *api)
 {
     const char *variant;
-    int64_t size;
+    int64_t size, in_channels;
     XPB_TRY(api->param_string(&variant, b, "variant"));
     XPB_TRY(api->param_int(&size, b, "image_size"));
+    XPB_TRY(api->param_int(&in_channels, b, "in_channels"));
     const int imagenet = strcmp(variant, "imagenet") == 0;
     if (size < 0 || size > 1024) /* the declared range, checked here too */
         return xpb_model_fail(b, api, XPB_INVALID_ARGUMENT,
@@ -84,15 +91,15 @@ static xpb_status resnet18_build(xpb_builder *b, const xpb_builder_api *api)
         size = imagenet ? 224 : 32;
     const int64_t n = api->batch_size(b), classes = imagenet ? 1000 : 10;
     xpb_value x, labels, logits;
-    xpb_input_desc images = {"images", XPB_DTYPE_F32, 4, {n, 3, size, size}, -1.0, 1.0};
+    xpb_input_desc images = {"images", XPB_DTYPE_F32, 4, {n, in_channels, size, size}, -1.0, 1.0};
     xpb_input_desc targets = {"labels", XPB_DTYPE_I32, 1, {n, 1, 1, 1}, 0, (double)(classes - 1)};
 
     XPB_TRY(api->input(&x, b, &images));
     XPB_TRY(api->input(&labels, b, &targets));
     if (imagenet)
-        XPB_TRY(conv(&x, b, api, "conv1", x, 3, 64, 7, 2, 3));
+        XPB_TRY(conv(&x, b, api, "conv1", x, in_channels, 64, 7, 2, 3));
     else
-        XPB_TRY(conv(&x, b, api, "conv1", x, 3, 64, 3, 1, 1));
+        XPB_TRY(conv(&x, b, api, "conv1", x, in_channels, 64, 3, 1, 1));
     XPB_TRY(xpb_layer_batchnorm(&x, b, api, "bn1", x, 64, 0));
     XPB_TRY(xpb_layer_unary(&x, b, api, "relu", XPB_OP_RELU, x, NULL));
     if (imagenet) {

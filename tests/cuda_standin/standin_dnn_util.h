@@ -73,12 +73,12 @@ static inline desc_t tensor(int64_t uid, cudnnDataType_t dt, int nd, const int64
     return t;
 }
 
-typedef struct conv_geom {
+struct conv_geom {
     int64_t pre[2], post[2], stride[2], dil[2];
     cudnnConvolutionMode_t mode;
-} conv_geom;
+};
 
-static inline desc_t conv_desc(const conv_geom *g)
+static inline desc_t conv_desc(const struct conv_geom *g)
 {
     desc_t c = make_desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
@@ -202,7 +202,7 @@ static inline cudnnStatus_t run_pack(cudnnHandle_t h, desc_t plan, int n, const 
 }
 
 /* A device buffer holding a strided tensor whose logical elements (row-major over dims) are
- * vals; fp32 storage. */
+ * vals (zeros when NULL); fp32 storage. The caller frees it with cudaFree. */
 static inline float *device_tensor(int nd, const int64_t *dims, const int64_t *strides,
                                    const float *vals)
 {

@@ -44,21 +44,22 @@ static float rnd(uint64_t *s)
 
 /* A matrix: stored rows x cols (col-major unless row), leading dimension ld, `batch` of them
  * `stride` elements apart; its host values and device copy (fp32). */
-typedef struct mat {
+struct mat {
     int64_t rows, cols, ld, batch, stride;
     int row;
     float *h, *d;
     cublasLtMatrixLayout_t layout;
-} mat;
+};
 
-static int64_t at(const mat *m, int64_t b, int64_t r, int64_t c)
+static int64_t at(const struct mat *m, int64_t b, int64_t r, int64_t c)
 {
     return b * m->stride + (m->row ? r * m->ld + c : r + c * m->ld);
 }
 
-static mat make_mat(int64_t rows, int64_t cols, int64_t ld, int row, int64_t batch, uint64_t seed)
+static struct mat make_mat(int64_t rows, int64_t cols, int64_t ld, int row, int64_t batch,
+                           uint64_t seed)
 {
-    mat m = {rows, cols, ld, batch, 0, row, NULL, NULL, NULL};
+    struct mat m = {rows, cols, ld, batch, 0, row, NULL, NULL, NULL};
     m.stride = (row ? rows * ld : cols * ld) + 3;
     size_t n = (size_t)(m.stride * batch);
     m.h = malloc(n * sizeof(float));
@@ -77,14 +78,14 @@ static mat make_mat(int64_t rows, int64_t cols, int64_t ld, int row, int64_t bat
     return m;
 }
 
-static void free_mat(mat *m)
+static void free_mat(struct mat *m)
 {
     free(m->h);
     cudaFree(m->d);
     cublasLtMatrixLayoutDestroy(m->layout);
 }
 
-static float *fetch(const mat *m)
+static float *fetch(const struct mat *m)
 {
     size_t n = (size_t)(m->stride * m->batch);
     float *h = malloc(n * sizeof(float));
@@ -127,12 +128,12 @@ static void check_one(int ta, int tb, uint32_t epi, int row, int64_t batch, floa
 {
     const int64_t m = 5, n = 7, k = 3;
     float alpha = 0.75f, beta = row ? 0.0f : 0.5f;
-    mat A = ta ? make_mat(k, m, row ? m + 1 : k + 2, row, batch, 1)
-               : make_mat(m, k, row ? k : m + 1, row, batch, 1);
-    mat B = tb ? make_mat(n, k, row ? k + 1 : n, row, batch, 2)
-               : make_mat(k, n, row ? n + 2 : k, row, batch, 2);
-    mat C = make_mat(m, n, row ? n : m + 3, row, batch, 3),
-        D = make_mat(m, n, row ? n : m + 3, row, batch, 4);
+    struct mat A = ta ? make_mat(k, m, row ? m + 1 : k + 2, row, batch, 1)
+                      : make_mat(m, k, row ? k : m + 1, row, batch, 1);
+    struct mat B = tb ? make_mat(n, k, row ? k + 1 : n, row, batch, 2)
+                      : make_mat(k, n, row ? n + 2 : k, row, batch, 2);
+    struct mat C = make_mat(m, n, row ? n : m + 3, row, batch, 3),
+               D = make_mat(m, n, row ? n : m + 3, row, batch, 4);
     cublasLtMatmulDesc_t desc = make_desc(CUBLAS_COMPUTE_32F, ta, tb, epi);
     int64_t blen = epi == CUBLASLT_EPILOGUE_BGRADB ? n : m;
     float *bias_h = malloc((size_t)(blen * batch) * sizeof(float)), *bias_d = NULL;
@@ -251,8 +252,8 @@ static void test_aux_roundtrip(void **state)
     cudaFreeHost(pre);
 }
 
-static cublasStatus_t simple(cublasLtMatmulDesc_t desc, mat *A, mat *B, mat *D, void *ws,
-                             size_t wsize, const cublasLtMatmulAlgo_t *algo)
+static cublasStatus_t simple(cublasLtMatmulDesc_t desc, struct mat *A, struct mat *B, struct mat *D,
+                             void *ws, size_t wsize, const cublasLtMatmulAlgo_t *algo)
 {
     float one = 1.0f, zero = 0.0f;
     return cublasLtMatmul(lt, desc, &one, A->d, A->layout, B->d, B->layout, &zero, D->d, D->layout,
@@ -262,8 +263,8 @@ static cublasStatus_t simple(cublasLtMatmulDesc_t desc, mat *A, mat *B, mat *D, 
 static void test_heuristics_and_workspace(void **state)
 {
     (void)state;
-    mat A = make_mat(4, 6, 4, 0, 1, 1), B = make_mat(6, 5, 6, 0, 1, 2),
-        D = make_mat(4, 5, 4, 0, 1, 3);
+    struct mat A = make_mat(4, 6, 4, 0, 1, 1), B = make_mat(6, 5, 6, 0, 1, 2),
+               D = make_mat(4, 5, 4, 0, 1, 3);
     cublasLtMatmulDesc_t desc = make_desc(CUBLAS_COMPUTE_32F, 0, 0, CUBLASLT_EPILOGUE_DEFAULT);
     cublasLtMatmulPreference_t pref = NULL;
     LT_OK(cublasLtMatmulPreferenceCreate(&pref));
@@ -299,8 +300,8 @@ static void test_heuristics_and_workspace(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    mat A = make_mat(4, 6, 4, 0, 1, 1), B = make_mat(6, 5, 6, 0, 1, 2),
-        D = make_mat(4, 5, 4, 0, 1, 3);
+    struct mat A = make_mat(4, 6, 4, 0, 1, 1), B = make_mat(6, 5, 6, 0, 1, 2),
+               D = make_mat(4, 5, 4, 0, 1, 3);
     cublasLtMatmulDesc_t desc = make_desc(CUBLAS_COMPUTE_32F, 1, 0, CUBLASLT_EPILOGUE_DEFAULT);
     /* op(A) = A^T is 6 x 4: k does not match */
     assert_int_equal(simple(desc, &A, &B, &D, NULL, 0, NULL), CUBLAS_STATUS_INVALID_VALUE);

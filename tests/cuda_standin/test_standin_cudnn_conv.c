@@ -15,11 +15,11 @@
 
 #include "standin_dnn_util.h"
 
-typedef struct shape {
+struct shape {
     int64_t n, c, h, w;  /* X */
     int64_t k, cg, r, s; /* W: [K, C / groups, R, S] */
     int64_t p, q;        /* Y's spatial size */
-} shape;
+};
 
 enum { FWD, BWD_DATA, BWD_FILTER };
 enum { PACKED, NHWC, PADDED };
@@ -38,10 +38,10 @@ static int teardown(void **state)
     return cudnnDestroy(handle) == CUDNN_STATUS_SUCCESS ? 0 : -1;
 }
 
-static shape make_shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t cg,
-                        int64_t r, int64_t s, const conv_geom *g)
+static struct shape make_shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t cg,
+                               int64_t r, int64_t s, const struct conv_geom *g)
 {
-    shape sh = {n, c, h, w, k, cg, r, s, 0, 0};
+    struct shape sh = {n, c, h, w, k, cg, r, s, 0, 0};
     sh.p = 1 + (h + g->pre[0] + g->post[0] - ((r - 1) * g->dil[0] + 1)) / g->stride[0];
     sh.q = 1 + (w + g->pre[1] + g->post[1] - ((s - 1) * g->dil[1] + 1)) / g->stride[1];
     return sh;
@@ -62,7 +62,7 @@ static void strides_of(int layout, const int64_t *d, int64_t *s)
 }
 
 /* The tap of W that meets input offset (r, s) of the window, by mode. */
-static int64_t tap(const shape *sh, const conv_geom *g, int64_t r, int64_t s)
+static int64_t tap(const struct shape *sh, const struct conv_geom *g, int64_t r, int64_t s)
 {
     if (g->mode == CUDNN_CONVOLUTION) {
         r = sh->r - 1 - r;
@@ -73,8 +73,8 @@ static int64_t tap(const shape *sh, const conv_geom *g, int64_t r, int64_t s)
 
 /* The naive convolutions, dense NCHW arrays, double accumulation: out gets what `kind` computes
  * from a (X or dY) and b (W or dY). */
-static void reference(int kind, const shape *sh, const conv_geom *g, const float *a, const float *b,
-                      double *out)
+static void reference(int kind, const struct shape *sh, const struct conv_geom *g, const float *a,
+                      const float *b, double *out)
 {
     int64_t groups = sh->c / sh->cg, kg = sh->k / groups;
     int64_t xn = sh->c * sh->h * sh->w, yn = sh->k * sh->p * sh->q, wn = sh->cg * sh->r * sh->s;
@@ -114,8 +114,8 @@ static float *random_values(int64_t n, uint64_t seed)
 
 /* Runs one convolution of `kind` on the stand-in (fallback engine) and compares it with the
  * reference; layouts of the image (X or dX), the filter and the response (Y or dY). */
-static void run_case(int kind, const shape *sh, const conv_geom *g, int lx, int lw, int ly,
-                     float alpha, float beta)
+static void run_case(int kind, const struct shape *sh, const struct conv_geom *g, int lx, int lw,
+                     int ly, float alpha, float beta)
 {
     int64_t xd[4] = {sh->n, sh->c, sh->h, sh->w}, wd[4] = {sh->k, sh->cg, sh->r, sh->s};
     int64_t yd[4] = {sh->n, sh->k, sh->p, sh->q}, xs[4], ws[4], ys[4];
@@ -184,11 +184,11 @@ static void run_case(int kind, const shape *sh, const conv_geom *g, int lx, int 
         cudnnBackendDestroyDescriptor(all[i]);
 }
 
-static const conv_geom odd = {{1, 0}, {2, 1}, {2, 1}, {1, 2}, CUDNN_CROSS_CORRELATION};
+static const struct conv_geom odd = {{1, 0}, {2, 1}, {2, 1}, {1, 2}, CUDNN_CROSS_CORRELATION};
 
-static void all_layouts(int kind, conv_geom g)
+static void all_layouts(int kind, struct conv_geom g)
 {
-    shape sh = make_shape(2, 3, 7, 6, 4, 3, 3, 2, &g);
+    struct shape sh = make_shape(2, 3, 7, 6, 4, 3, 3, 2, &g);
     assert_int_equal(sh.p, 4);
     assert_int_equal(sh.q, 5);
     const int layouts[][3] = {{PACKED, PACKED, PACKED},
@@ -223,7 +223,7 @@ static void test_backward_filter(void **state)
 static void test_alpha_beta(void **state)
 {
     (void)state;
-    shape sh = make_shape(2, 3, 7, 6, 4, 3, 3, 2, &odd);
+    struct shape sh = make_shape(2, 3, 7, 6, 4, 3, 3, 2, &odd);
     for (int kind = FWD; kind <= BWD_FILTER; kind++)
         run_case(kind, &sh, &odd, NHWC, PACKED, PADDED, 0.5f, 0.25f);
 }
@@ -231,8 +231,8 @@ static void test_alpha_beta(void **state)
 static void test_groups(void **state)
 {
     (void)state;
-    conv_geom g = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
-    shape sh = make_shape(2, 4, 5, 5, 6, 2, 3, 3, &g); /* 2 groups */
+    struct conv_geom g = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
+    struct shape sh = make_shape(2, 4, 5, 5, 6, 2, 3, 3, &g); /* 2 groups */
     for (int kind = FWD; kind <= BWD_FILTER; kind++)
         run_case(kind, &sh, &g, PACKED, PACKED, NHWC, 1.0f, 0.0f);
 }
@@ -240,8 +240,8 @@ static void test_groups(void **state)
 static void test_stride_larger_than_window(void **state)
 {
     (void)state;
-    conv_geom g = {{0, 2}, {0, 0}, {3, 4}, {1, 1}, CUDNN_CONVOLUTION};
-    shape sh = make_shape(1, 2, 8, 9, 3, 2, 2, 1, &g);
+    struct conv_geom g = {{0, 2}, {0, 0}, {3, 4}, {1, 1}, CUDNN_CONVOLUTION};
+    struct shape sh = make_shape(1, 2, 8, 9, 3, 2, 2, 1, &g);
     for (int kind = FWD; kind <= BWD_FILTER; kind++)
         run_case(kind, &sh, &g, PADDED, PACKED, PACKED, 1.0f, 0.0f);
 }

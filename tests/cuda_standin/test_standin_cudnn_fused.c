@@ -19,7 +19,7 @@ static cudnnHandle_t handle;
 /* X [2, 3, 6, 5] * W [4, 3, 3, 3], padding 1, stride 1 -> Y [2, 4, 6, 5] */
 static const int64_t xd[4] = {2, 3, 6, 5}, wd[4] = {4, 3, 3, 3}, yd[4] = {2, 4, 6, 5},
                      bd[4] = {1, 4, 1, 1};
-static const conv_geom same = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
+static const struct conv_geom same = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
 enum { NX = 180, NW = 108, NY = 240 };
 
 static float xv[NX], wv[NW], yv[NY], bv[4];

@@ -23,7 +23,7 @@
 
 static cudnnHandle_t handle;
 static const int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3}, yd[4] = {1, 3, 5, 5};
-static const conv_geom same = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
+static const struct conv_geom same = {{1, 1}, {1, 1}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
 
 static int setup(void **state)
 {
@@ -177,7 +177,7 @@ static void test_convolution_shapes(void **state)
     set_attr(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, ones);
     assert_int_equal(cudnnBackendFinalize(c), CUDNN_STATUS_BAD_PARAM);
     /* Y of the wrong size for the padding (5x5 -> 3x3 without it) */
-    const conv_geom none = {{0, 0}, {0, 0}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
+    const struct conv_geom none = {{0, 0}, {0, 0}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
     desc_t x = packed('x', xd, false), w = packed('w', wd, false), y = packed('y', yd, false);
     desc_t op = conv_op_desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x, w, y,
                              conv_desc(&none), 1.0f, 0.0f);

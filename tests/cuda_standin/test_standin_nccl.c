@@ -19,7 +19,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-typedef struct nccl_api {
+struct nccl_api {
     ncclResult_t (*get_unique_id)(ncclUniqueId *);
     ncclResult_t (*init_rank)(ncclComm_t *, int, ncclUniqueId, int);
     ncclResult_t (*init_rank_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
@@ -28,9 +28,9 @@ typedef struct nccl_api {
     ncclResult_t (*async_error)(ncclComm_t, ncclResult_t *);
     ncclResult_t (*destroy)(ncclComm_t);
     ncclResult_t (*abort_comm)(ncclComm_t);
-} nccl_api;
+};
 
-static nccl_api api;
+static struct nccl_api api;
 
 static int setup(void **state)
 {

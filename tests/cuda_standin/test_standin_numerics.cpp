@@ -71,7 +71,7 @@ static void test_bf16_and_tf32_rounding(void **state)
 
 static cudnnHandle_t handle;
 static const int64_t xd[4] = {1, 64, 6, 6}, wd[4] = {4, 64, 3, 3}, yd[4] = {1, 4, 4, 4};
-static const conv_geom valid = {{0, 0}, {0, 0}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
+static const struct conv_geom valid = {{0, 0}, {0, 0}, {1, 1}, {1, 1}, CUDNN_CROSS_CORRELATION};
 
 static size_t count(const int64_t *d)
 {

@@ -20,13 +20,6 @@
 
 #include "wrapped_backend.h"
 
-struct xpb_executable {
-    xpb_executable *inner; /* cpu_ref's executable */
-    int rank;              /* this process's rank (-1: one process) */
-    uint64_t runs;         /* run() calls so far */
-    char err[256];
-};
-
 static char open_err[256];    /* the injected failure of open() */
 static char compile_err[256]; /* the injected failure of compile() */
 
@@ -59,11 +52,6 @@ static xpb_status f_open(xpb_backend **out, uint32_t device)
     return inner->open(out, device);
 }
 
-static void f_close(xpb_backend *be)
-{
-    inner->close(be);
-}
-
 static const char *f_last_error(const xpb_backend *be)
 {
     if (!be && open_err[0])
@@ -71,61 +59,21 @@ static const char *f_last_error(const xpb_backend *be)
     return be && compile_err[0] ? compile_err : inner->last_error(be);
 }
 
-static xpb_status f_device_info(xpb_backend *be, xpb_device_info *out)
-{
-    return inner->device_info(be, out);
-}
-
 static xpb_status f_compile(xpb_executable **out, xpb_backend *be, const xpb_program *p,
                             const xpb_compile_options *o)
 {
     const xpb_communicator *comm = XPB_MEMBER_OR(o, xpb_compile_options, comm, NULL);
+    int rank = comm ? (int)comm->rank : -1;
     char what[16];
     unsigned long n;
     *out = NULL;
-    xpb_executable *exe = calloc(1, sizeof *exe);
-    if (!exe)
-        return XPB_OUT_OF_MEMORY;
-    exe->rank = comm ? (int)comm->rank : -1;
-    if (fault_for(exe->rank, what, sizeof what, &n) && strcmp(what, "compile") == 0) {
-        free(exe);
+    if (fault_for(rank, what, sizeof what, &n) && strcmp(what, "compile") == 0) {
         snprintf(compile_err, sizeof compile_err,
-                 "dp_fault: out of memory compiling on rank %d (injected fault)", (int)comm->rank);
+                 "dp_fault: out of memory compiling on rank %d (injected fault)", rank);
         return XPB_OUT_OF_MEMORY;
     }
     compile_err[0] = '\0';
-    xpb_status st = inner->compile(&exe->inner, be, p, o);
-    if (st != XPB_OK) {
-        free(exe);
-        return st;
-    }
-    *out = exe;
-    return XPB_OK;
-}
-
-static void f_destroy(xpb_executable *exe)
-{
-    if (!exe)
-        return;
-    inner->destroy(exe->inner);
-    free(exe);
-}
-
-static const char *f_exe_last_error(const xpb_executable *exe)
-{
-    if (exe && exe->err[0])
-        return exe->err;
-    return inner->exe_last_error(exe ? exe->inner : NULL);
-}
-
-static xpb_status f_write(xpb_executable *exe, uint32_t t, const void *data, size_t bytes)
-{
-    return inner->write(exe->inner, t, data, bytes);
-}
-
-static xpb_status f_read(xpb_executable *exe, uint32_t t, void *data, size_t bytes)
-{
-    return inner->read(exe->inner, t, data, bytes);
+    return wrapped_compile(out, be, p, o);
 }
 
 static xpb_status f_run(xpb_executable *exe, uint32_t phase)
@@ -155,26 +103,6 @@ static xpb_status f_run(xpb_executable *exe, uint32_t phase)
     return inner->run(exe->inner, phase);
 }
 
-static xpb_status f_synchronize(xpb_executable *exe)
-{
-    return inner->synchronize(exe->inner);
-}
-
-static const xpb_backend_api api = {
-    .struct_size = sizeof(xpb_backend_api),
-    .open = f_open,
-    .close = f_close,
-    .last_error = f_last_error,
-    .device_info = f_device_info,
-    .compile = f_compile,
-    .destroy = f_destroy,
-    .exe_last_error = f_exe_last_error,
-    .write = f_write,
-    .read = f_read,
-    .run = f_run,
-    .synchronize = f_synchronize,
-};
-
 static const xpb_plugin_descriptor descriptor = {
     .struct_size = sizeof(xpb_plugin_descriptor),
     .abi_major = XPB_ABI_MAJOR,
@@ -183,17 +111,15 @@ static const xpb_plugin_descriptor descriptor = {
     .name = "dp_fault",
     .version = "1.0.0",
     .description = "cpu_ref failing on one rank on demand (tests only)",
-    .api = &api,
+    .api = &wrapped_api,
     .opset = XPB_OPSET_VERSION,
 };
 
 XPB_PLUGIN_QUERY
 {
-    *out = &descriptor;
-    if (host_major != XPB_ABI_MAJOR)
-        return XPB_INCOMPATIBLE;
-    const xpb_plugin_descriptor *d = NULL;
-    if (wrapped_load_inner(&d, host_major, host_minor, host) != XPB_OK)
-        return XPB_INTERNAL;
-    return XPB_OK;
+    wrapped_api.open = f_open;
+    wrapped_api.last_error = f_last_error;
+    wrapped_api.compile = f_compile;
+    wrapped_api.run = f_run;
+    return wrapped_query(out, &descriptor, host_major, host_minor, host);
 }

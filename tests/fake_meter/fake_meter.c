@@ -32,62 +32,16 @@ static xpb_status m_open(xpb_backend **out, uint32_t device)
     return inner->open(out, device);
 }
 
-static void m_close(xpb_backend *be)
-{
-    inner->close(be);
-}
-
 static const char *m_last_error(const xpb_backend *be)
 {
     return failed ? "fake_meter: the meter is unplugged (XPB_FAKE_METER=fail)"
                   : inner->last_error(be);
 }
 
-static xpb_status m_device_info(xpb_backend *be, xpb_device_info *out)
-{
-    return inner->device_info(be, out);
-}
-
-static xpb_status m_compile(xpb_executable **out, xpb_backend *be, const xpb_program *p,
-                            const xpb_compile_options *o)
-{
-    return inner->compile(out, be, p, o);
-}
-
-static void m_destroy(xpb_executable *exe)
-{
-    inner->destroy(exe);
-}
-
-static const char *m_exe_last_error(const xpb_executable *exe)
-{
-    return inner->exe_last_error(exe);
-}
-
-static xpb_status m_write(xpb_executable *exe, uint32_t t, const void *data, size_t bytes)
-{
-    return inner->write(exe, t, data, bytes);
-}
-
-static xpb_status m_read(xpb_executable *exe, uint32_t t, void *data, size_t bytes)
-{
-    return inner->read(exe, t, data, bytes);
-}
-
 static xpb_status m_run(xpb_executable *exe, uint32_t phase)
 {
     runs++;
-    return inner->run(exe, phase);
-}
-
-static xpb_status m_synchronize(xpb_executable *exe)
-{
-    return inner->synchronize(exe);
-}
-
-static xpb_status m_memory_stats(xpb_executable *exe, xpb_memory_stats *out)
-{
-    return inner->memory_stats(exe, out);
+    return wrapped_run(exe, phase);
 }
 
 /* The meter: joules since open, as $XPB_FAKE_METER says. */
@@ -109,23 +63,6 @@ static xpb_status m_energy_read(xpb_backend *be, double *joules)
     return XPB_OK;
 }
 
-static xpb_backend_api api = {
-    .struct_size = sizeof(xpb_backend_api),
-    .open = m_open,
-    .close = m_close,
-    .last_error = m_last_error,
-    .device_info = m_device_info,
-    .compile = m_compile,
-    .destroy = m_destroy,
-    .exe_last_error = m_exe_last_error,
-    .write = m_write,
-    .read = m_read,
-    .run = m_run,
-    .synchronize = m_synchronize,
-    .memory_stats = m_memory_stats,
-    .energy_read = m_energy_read,
-};
-
 static xpb_plugin_descriptor descriptor = {
     .struct_size = sizeof(xpb_plugin_descriptor),
     .abi_major = XPB_ABI_MAJOR,
@@ -134,18 +71,19 @@ static xpb_plugin_descriptor descriptor = {
     .name = "fake_meter",
     .version = "1.0.0",
     .description = "cpu_ref with an energy meter the test controls (tests only)",
-    .api = &api,
+    .api = &wrapped_api,
     .opset = XPB_OPSET_VERSION,
 };
 
 XPB_PLUGIN_QUERY
 {
-    *out = &descriptor;
-    if (host_major != XPB_ABI_MAJOR)
-        return XPB_INCOMPATIBLE;
-    const xpb_plugin_descriptor *d = NULL;
-    if (wrapped_load_inner(&d, host_major, host_minor, host) != XPB_OK)
-        return XPB_INTERNAL;
-    descriptor.caps = d->caps; /* what cpu_ref honours, this backend honours */
-    return XPB_OK;
+    wrapped_api.open = m_open;
+    wrapped_api.last_error = m_last_error;
+    wrapped_api.run = m_run;
+    wrapped_api.memory_stats = wrapped_memory_stats;
+    wrapped_api.energy_read = m_energy_read;
+    xpb_status st = wrapped_query(out, &descriptor, host_major, host_minor, host);
+    if (st == XPB_OK)
+        descriptor.caps = inner_desc->caps; /* what cpu_ref honours, this backend honours */
+    return st;
 }

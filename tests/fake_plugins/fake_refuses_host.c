@@ -1,4 +1,4 @@
-/* A backend that needs a host speaking ABI 1.3 or later: it answers XPB_INCOMPATIBLE and
+/* A backend that needs a host speaking ABI 1.9 or later: it answers XPB_INCOMPATIBLE and
  * still sets its descriptor, so the host can name it in the message. */
 #include "fake_stub.h"
 
@@ -10,11 +10,11 @@ static const xpb_backend_api api = {
 static const xpb_plugin_descriptor descriptor = {
     .struct_size = sizeof(xpb_plugin_descriptor),
     .abi_major = 1,
-    .abi_minor = 3,
+    .abi_minor = 9,
     .kind = XPB_PLUGIN_BACKEND,
     .name = "fake_refuses_host",
     .version = "0.9.0",
-    .description = "fake backend that needs ABI 1.3",
+    .description = "fake backend that needs ABI 1.9",
     .api = &api,
 };
 
@@ -22,7 +22,7 @@ XPB_PLUGIN_QUERY
 {
     (void)host;
     *out = &descriptor;
-    if (host_major != 1 || host_minor < 3)
+    if (host_major != 1 || host_minor < 9)
         return XPB_INCOMPATIBLE;
     return XPB_OK;
 }

@@ -13,11 +13,6 @@
 
 #include "wrapped_backend.h"
 
-struct xpb_executable {
-    xpb_executable *inner;      /* cpu_ref's executable */
-    const xpb_program *program; /* the caller's, valid until destroy */
-};
-
 /* Whether tensor t of p is an output of an op of kind `kind`. */
 static int written_by(const xpb_program *p, uint32_t t, const char *kind)
 {
@@ -25,8 +20,8 @@ static int written_by(const xpb_program *p, uint32_t t, const char *kind)
         const xpb_op *op = xpb_program_op(p, i);
         if (strcmp(xpb_op_name(op->kind), kind) != 0)
             continue;
-        for (uint32_t k = 0; k < op->n_outputs && k < XPB_MAX_OP_OUTPUTS; k++)
-            if (op->outputs[k] == t)
+        for (uint32_t k = 0; k < op->n_outputs; k++) /* LSTM_BWD has seven */
+            if (xpb_op_output(p, op, k) == t)
                 return 1;
     }
     return 0;
@@ -52,61 +47,7 @@ static void perturb(const xpb_program *p, uint32_t t, void *data, size_t bytes)
             v[i] = -v[i];
 }
 
-static xpb_status f_open(xpb_backend **out, uint32_t device)
-{
-    return inner->open(out, device);
-}
-
-static void f_close(xpb_backend *be)
-{
-    inner->close(be);
-}
-
-static const char *f_last_error(const xpb_backend *be)
-{
-    return inner->last_error(be);
-}
-
-static xpb_status f_device_info(xpb_backend *be, xpb_device_info *out)
-{
-    return inner->device_info(be, out);
-}
-
-static xpb_status f_compile(xpb_executable **out, xpb_backend *be, const xpb_program *p,
-                            const xpb_compile_options *o)
-{
-    *out = NULL;
-    xpb_executable *exe = calloc(1, sizeof *exe);
-    if (!exe)
-        return XPB_OUT_OF_MEMORY;
-    xpb_status st = inner->compile(&exe->inner, be, p, o);
-    if (st != XPB_OK) {
-        free(exe);
-        return st;
-    }
-    exe->program = p;
-    *out = exe;
-    return XPB_OK;
-}
-
-static void f_destroy(xpb_executable *exe)
-{
-    if (!exe)
-        return;
-    inner->destroy(exe->inner);
-    free(exe);
-}
-
-static const char *f_exe_last_error(const xpb_executable *exe)
-{
-    return inner->exe_last_error(exe ? exe->inner : NULL);
-}
-
-static xpb_status f_write(xpb_executable *exe, uint32_t t, const void *data, size_t bytes)
-{
-    return inner->write(exe->inner, t, data, bytes);
-}
-
+/* cpu_ref's read, then the perturbation. */
 static xpb_status f_read(xpb_executable *exe, uint32_t t, void *data, size_t bytes)
 {
     xpb_status st = inner->read(exe->inner, t, data, bytes);
@@ -114,31 +55,6 @@ static xpb_status f_read(xpb_executable *exe, uint32_t t, void *data, size_t byt
         perturb(exe->program, t, data, bytes);
     return st;
 }
-
-static xpb_status f_run(xpb_executable *exe, uint32_t phase)
-{
-    return inner->run(exe->inner, phase);
-}
-
-static xpb_status f_synchronize(xpb_executable *exe)
-{
-    return inner->synchronize(exe->inner);
-}
-
-static const xpb_backend_api api = {
-    .struct_size = sizeof(xpb_backend_api),
-    .open = f_open,
-    .close = f_close,
-    .last_error = f_last_error,
-    .device_info = f_device_info,
-    .compile = f_compile,
-    .destroy = f_destroy,
-    .exe_last_error = f_exe_last_error,
-    .write = f_write,
-    .read = f_read,
-    .run = f_run,
-    .synchronize = f_synchronize,
-};
 
 static const xpb_plugin_descriptor descriptor = {
     .struct_size = sizeof(xpb_plugin_descriptor),
@@ -148,17 +64,12 @@ static const xpb_plugin_descriptor descriptor = {
     .name = "faulty_ref",
     .version = "1.0.0",
     .description = "cpu_ref with a wrong kernel on demand (tests only)",
-    .api = &api,
+    .api = &wrapped_api,
     .opset = XPB_OPSET_VERSION,
 };
 
 XPB_PLUGIN_QUERY
 {
-    *out = &descriptor;
-    if (host_major != XPB_ABI_MAJOR)
-        return XPB_INCOMPATIBLE;
-    const xpb_plugin_descriptor *d = NULL;
-    if (wrapped_load_inner(&d, host_major, host_minor, host) != XPB_OK)
-        return XPB_INTERNAL;
-    return XPB_OK;
+    wrapped_api.read = f_read;
+    return wrapped_query(out, &descriptor, host_major, host_minor, host);
 }

@@ -37,20 +37,20 @@
 #define MAX_RANKS 64
 #define ID_PREFIX "xpbsi-nccl:"
 
-typedef struct shm_hdr {
+struct shm_hdr {
     _Atomic uint32_t nranks; /* set by the first rank that attaches */
     _Atomic uint64_t rank_mask;
     _Atomic uint32_t joined;
     _Atomic uint32_t count; /* barrier arrivals */
     _Atomic uint32_t gen;   /* barrier generation */
     _Atomic uint32_t aborted;
-} shm_hdr;
+};
 
 struct ncclComm {
     uint32_t magic;
     int rank, nranks, device;
     char name[NCCL_UNIQUE_ID_BYTES];
-    shm_hdr *hdr;
+    struct shm_hdr *hdr;
     unsigned char *slots;
     size_t map_len;
     _Atomic int async; /* ncclSuccess, ncclInProgress or the first asynchronous error */
@@ -98,7 +98,7 @@ static void pause_briefly(void)
  * ncclSystemError when one did not arrive in time. */
 static ncclResult_t barrier(ncclComm_t comm)
 {
-    shm_hdr *h = comm->hdr;
+    struct shm_hdr *h = comm->hdr;
     uint32_t gen = atomic_load(&h->gen);
     if (atomic_fetch_add(&h->count, 1) == (uint32_t)comm->nranks - 1) {
         atomic_store(&h->count, 0);
@@ -124,7 +124,7 @@ static ncclResult_t barrier(ncclComm_t comm)
 /* Attaches to the segment and waits for all ranks. */
 static ncclResult_t rendezvous(ncclComm_t comm)
 {
-    comm->map_len = sizeof(shm_hdr) + (size_t)comm->nranks * SLOT_BYTES;
+    comm->map_len = sizeof(struct shm_hdr) + (size_t)comm->nranks * SLOT_BYTES;
     int fd = shm_open(comm->name, O_RDWR | O_CREAT, 0600);
     if (fd < 0) {
         say(comm, "shm_open(%s): %s", comm->name, strerror(errno));
@@ -144,7 +144,7 @@ static ncclResult_t rendezvous(ncclComm_t comm)
         return ncclSystemError;
     }
     comm->hdr = p;
-    comm->slots = (unsigned char *)p + sizeof(shm_hdr);
+    comm->slots = (unsigned char *)p + sizeof(struct shm_hdr);
     uint32_t zero = 0;
     if (!atomic_compare_exchange_strong(&comm->hdr->nranks, &zero, (uint32_t)comm->nranks) &&
         zero != (uint32_t)comm->nranks) {
@@ -340,18 +340,18 @@ static double combine(ncclRedOp_t op, ncclDataType_t t, double a, double b)
     return t == ncclFloat64 || t == ncclInt64 || t == ncclUint64 ? r : (double)(float)r;
 }
 
-typedef struct all_reduce {
+struct all_reduce {
     ncclComm_t comm;
     const unsigned char *send;
     unsigned char *recv;
     size_t count;
     ncclDataType_t type;
     ncclRedOp_t op;
-} all_reduce;
+};
 
 static void run_all_reduce(void *arg)
 {
-    const all_reduce *a = arg;
+    const struct all_reduce *a = arg;
     ncclComm_t comm = a->comm;
     if (atomic_load(&comm->async) != ncclSuccess)
         return;
@@ -559,10 +559,10 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     }
     if (count == 0)
         return ncclSuccess;
-    all_reduce *a = malloc(sizeof *a);
+    struct all_reduce *a = malloc(sizeof *a);
     if (!a)
         return ncclSystemError;
-    *a = (all_reduce){comm, sendbuff, recvbuff, count, datatype, op};
+    *a = (struct all_reduce){comm, sendbuff, recvbuff, count, datatype, op};
     const xpbsi_stream_abi *abi = NULL;
     if (stream && stream != cudaStreamLegacy && stream != cudaStreamPerThread)
         memcpy(&abi, (const void *)stream, sizeof abi);

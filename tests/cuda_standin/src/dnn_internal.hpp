@@ -32,7 +32,9 @@ struct handle {
     unsigned magic;
     cudaStream_t stream;
 };
-handle *handle_of(cudnnHandle_t h); // NULL when h is not a live handle
+// The handle behind h, NULL when h is not a live handle; owned by the caller of cudnnCreate
+// until cudnnDestroy.
+handle *handle_of(cudnnHandle_t h);
 
 // ---- attribute values (dnn_attr.cpp) --------------------------------------------------------
 struct node;
@@ -146,7 +148,8 @@ struct node {
     }
 };
 
-// The descriptor behind a cudnnBackendDescriptor_t.
+// The descriptor behind a cudnnBackendDescriptor_t (desc_of: NULL when d is not a live one; owned
+// by the caller of cudnnBackendCreateDescriptor until cudnnBackendDestroyDescriptor).
 struct desc {
     unsigned magic;
     cudnnBackendDescriptorType_t type;

@@ -34,7 +34,8 @@ struct object {
 };
 
 // The descriptors behind cublasLtMatmulDesc_t, cublasLtMatrixLayout_t and
-// cublasLtMatmulPreference_t (NULL when the handle is not one of them).
+// cublasLtMatmulPreference_t (NULL when the handle is not one of them); owned by the caller of
+// the Create function until the Destroy function.
 object *matmul_desc(cublasLtMatmulDesc_t d);
 object *layout(cublasLtMatrixLayout_t l);
 object *preference(cublasLtMatmulPreference_t p);

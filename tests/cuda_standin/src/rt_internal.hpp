@@ -135,7 +135,8 @@ std::vector<std::shared_ptr<capture>> &active_captures();
 // A new graph holding `nodes` (rt_graph.cpp); the caller owns it (cudaGraphDestroy).
 struct ::CUgraph_st *make_graph(std::vector<work_ptr> nodes);
 // The stand-in stream behind a handle (cudaStreamLegacy, NULL and cudaStreamPerThread map to
-// implicit streams); NULL when the handle is not a live stream.
+// implicit streams); NULL when the handle is not a live stream. The runtime owns it (until
+// cudaStreamDestroy, for the implicit ones for the life of the process or thread).
 struct CUstream_st *resolve(cudaStream_t s);
 
 } // namespace xpbsi

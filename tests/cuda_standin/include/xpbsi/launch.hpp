@@ -66,7 +66,8 @@ class kernel_job
 void launch_grid(std::shared_ptr<kernel_job> job, dim3 grid, dim3 block, size_t dynamic_smem,
                  cudaStream_t stream);
 
-// The block's dynamic shared memory (0xFF bytes at the start of each block: undefined on a GPU).
+// The block's dynamic shared memory (0xFF bytes at the start of each block: undefined on a GPU),
+// owned by the running grid and valid while its block runs; NULL outside a kernel.
 void *dynamic_smem();
 size_t dynamic_smem_size();
 
@@ -140,7 +141,7 @@ launcher<P...> launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t dynami
     return launcher<P...>(kernel, grid, block, dynamic_smem, stream);
 }
 
-// The dynamic shared memory of the running block as an array of T.
+// The dynamic shared memory of the running block as an array of T (see detail::dynamic_smem).
 template <typename T> T *dynamic_shared()
 {
     return static_cast<T *>(detail::dynamic_smem());

@@ -1,0 +1,304 @@
+/* core/render/, the text library of the report and the leaderboard: the growable buffer (its
+ * cap and sticky failure), HTML and URL escaping (references, control characters, invalid
+ * UTF-8, cuts at character boundaries), the page number formats, the SVG primitives (nice
+ * steps, axes, tick labels, shortened labels) and the bar chart in both of its styles. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "render/escape.h"
+#include "render/format.h"
+#include "render/format_si.h"
+#include "render/svg.h"
+#include "render/svg_bars.h"
+#include "render/text.h"
+
+/* The buffer TEXT_OF appends to, and its text after one call: a static copy, valid until the
+ * next TEXT_OF. */
+static struct xpb_text t_;
+
+static const char *text_done(void)
+{
+    static char out[4096];
+    assert_false(t_.failed);
+    snprintf(out, sizeof out, "%s", t_.data ? t_.data : "");
+    xpb_text_free(&t_);
+    return out;
+}
+
+#define TEXT_OF(call) (xpb_text_free(&t_), (call), text_done())
+
+static void test_text_grows_and_takes(void **state)
+{
+    (void)state;
+    struct xpb_text t = {0};
+    char *empty = xpb_text_take(&t, NULL);
+    assert_string_equal(empty, ""); /* an empty buffer gives an empty string */
+    free(empty);
+    for (int i = 0; i < 1000; i++)
+        xpb_text_printf(&t, "%04d,", i);
+    xpb_text_puts(&t, NULL);
+    xpb_text_putc(&t, '!');
+    assert_int_equal(t.len, 5001);
+    char big[600];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    xpb_text_printf(&t, "%s", big); /* longer than the small printf buffer */
+    size_t len;
+    char *s = xpb_text_take(&t, &len);
+    assert_int_equal(len, 5001 + 599);
+    assert_int_equal(strlen(s), len);
+    assert_memory_equal(s, "0000,0001,", 10);
+    assert_int_equal(s[5000], '!');
+    free(s);
+    assert_null(t.data);
+    assert_int_equal(t.len, 0);
+}
+
+static void test_text_limit(void **state)
+{
+    (void)state;
+    struct xpb_text t = {.limit = 10};
+    xpb_text_puts(&t, "0123456789");
+    assert_false(t.failed);
+    xpb_text_putc(&t, 'x'); /* one past the cap: the content is incomplete from here on */
+    assert_true(t.failed && t.too_large);
+    xpb_text_puts(&t, "");
+    assert_true(t.failed);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(xpb_text_write(&t, f), XPB_OUT_OF_MEMORY);
+    assert_int_equal(ftell(f), 0);
+    assert_null(xpb_text_take(&t, NULL));
+    assert_int_equal(t.limit, 10); /* the limit stays */
+    xpb_text_puts(&t, "ok");
+    assert_int_equal(xpb_text_write(&t, f), XPB_OK);
+    assert_int_equal(ftell(f), 2);
+    fclose(f);
+    xpb_text_free(&t);
+}
+
+static void test_html(void **state)
+{
+    (void)state;
+    assert_string_equal(TEXT_OF(xpb_html(&t_, "<script>alert('x')</script>&\"")),
+                        "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+    assert_string_equal(TEXT_OF(xpb_html(&t_, "a\x01"
+                                              "b\tc\n\x7f\xff"
+                                              "d \xc3\xbc \xe2\x80\x93")),
+                        "ab\tc\n\xEF\xBF\xBD"
+                        "d \xc3\xbc \xe2\x80\x93");
+    /* a UTF-16 surrogate, an overlong form, a sequence cut short: not valid UTF-8 */
+    assert_string_equal(TEXT_OF(xpb_html(&t_, "\xed\xa0\x80")),
+                        "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+    assert_string_equal(TEXT_OF(xpb_html(&t_, "\xc0\xaf")), "\xEF\xBF\xBD\xEF\xBF\xBD");
+    assert_string_equal(TEXT_OF(xpb_html_n(&t_, "\xc3\xbc\xc3\xbc", 3)), "\xc3\xbc\xEF\xBF\xBD");
+    assert_string_equal(TEXT_OF(xpb_html(&t_, NULL)), "");
+}
+
+static void test_cuts(void **state)
+{
+    (void)state;
+    assert_string_equal(TEXT_OF(xpb_html_cut(&t_, "<<<<<<", 3)), "&lt;&lt;&lt;\xE2\x80\xA6");
+    assert_string_equal(TEXT_OF(xpb_html_cut(&t_, "\xc3\xbc\xc3\xbc", 3)),
+                        "\xc3\xbc\xE2\x80\xA6"); /* never inside a character */
+    assert_string_equal(TEXT_OF(xpb_html_cut(&t_, "short", 10)), "short");
+    assert_string_equal(TEXT_OF(xpb_html_cut(&t_, "exact", 5)), "exact");
+    assert_int_equal(xpb_utf8_cut("a\xc3\xbc"
+                                  "b",
+                                  2),
+                     1);
+    assert_int_equal(xpb_utf8_cut("ab", 5), 2);
+    assert_int_equal(xpb_utf8_chars("\xc3\xbc\xc3\xbc"
+                                    "a\xe2\x80\x93",
+                                    3),
+                     5);
+    assert_int_equal(xpb_utf8_chars("ab", 9), 2);
+    assert_string_equal(TEXT_OF(xpb_url(&t_, "a b/\xc3\xbc&x=\"-._~")),
+                        "a%20b%2F%C3%BC%26x%3D%22-._~");
+}
+
+static void test_page_numbers(void **state)
+{
+    (void)state;
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, 1234567.891, 1)), "1,234,567.9");
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, -1234.5, 0)), "-1,234"); /* half-even */
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, -0.0001, 2)), "0.00");
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, 999, 0)), "999");
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, NAN, 1)), "\xE2\x80\x94");
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, 1e63, 0)), "1.00e+63");
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, DBL_MAX, 1)), "1.80e+308");
+    assert_string_equal(TEXT_OF(xpb_format_grouped(&t_, 999999999999999.0, 0)),
+                        "999,999,999,999,999");
+    assert_string_equal(TEXT_OF(xpb_format_ms(&t_, 0.01234)), "12.3 ms");
+    assert_string_equal(TEXT_OF(xpb_format_ms(&t_, 2e-6)), "0.002 ms");
+    assert_string_equal(TEXT_OF(xpb_format_si(&t_, 1.5e12, "FLOP/s")), "1.50 TFLOP/s");
+    assert_string_equal(TEXT_OF(xpb_format_si(&t_, 950, "W")), "950 W");
+    assert_string_equal(TEXT_OF(xpb_format_bytes(&t_, 1536.0 * 1024 * 1024)), "1.50 GiB");
+    assert_string_equal(TEXT_OF(xpb_format_bytes(&t_, 512)), "512 B");
+    assert_string_equal(TEXT_OF(xpb_format_ratio(&t_, 246.3)), "246\xC3\x97");
+    assert_string_equal(TEXT_OF(xpb_format_ratio(&t_, 2.5)), "2.50\xC3\x97");
+    assert_string_equal(TEXT_OF(xpb_format_ratio(&t_, 0.0012345)), "0.0012\xC3\x97");
+    assert_string_equal(TEXT_OF(xpb_format_ratio(&t_, -1)), "\xE2\x80\x94");
+    assert_string_equal(TEXT_OF(xpb_format_key(&t_, NAN)), "");
+    assert_string_equal(TEXT_OF(xpb_format_key(&t_, 0.1)), "0.1");
+}
+
+static void test_report_numbers(void **state)
+{
+    (void)state;
+    char buf[48];
+    xpb_report_format_number(buf, sizeof buf, 9.99996);
+    assert_string_equal(buf, "10.00"); /* one decade up: one decimal fewer */
+    xpb_report_format_value(buf, sizeof buf, 1572864, XPB_UNIT_MIB);
+    assert_string_equal(buf, "1.500");
+    assert_string_equal(xpb_unit_name(XPB_UNIT_SPEEDUP), "\xc3\x97");
+}
+
+static void test_nice_axes(void **state)
+{
+    (void)state;
+    assert_true(xpb_svg_nice_step(0.7) == 1 && xpb_svg_nice_step(1.5) == 2);
+    assert_true(xpb_svg_nice_step(3) == 5 && xpb_svg_nice_step(7) == 10);
+    assert_true(xpb_svg_nice_step(0.003) == 0.005);
+    assert_true(xpb_svg_nice_max(0, 4) == 1 && xpb_svg_nice_max(NAN, 4) == 1);
+    assert_true(xpb_svg_nice_max(7, 4) == 8);
+    assert_true(xpb_svg_nice_max(1234, 4) == 1500);
+    assert_true(xpb_svg_nice_max(100, 4) == 100);
+
+    struct xpb_axis a;
+    xpb_axis_fit(&a, 0.3, 9.2, 0, 0, 0, 100);
+    assert_true(a.lo == 0 && a.hi == 10 && a.step == 2);
+    assert_int_equal(a.n_ticks, 6);
+    assert_true(xpb_axis_map(&a, 5) == 50);
+    xpb_axis_fit(&a, 0.8, 9, 10, 0, 0, 90); /* two decades: 2 and 5 too */
+    assert_true(fabs(a.lo - 0.1) < 1e-15 && fabs(a.hi - 10) < 1e-12);
+    assert_int_equal(a.n_ticks, 7);
+    assert_true(fabs(a.ticks[1] - 0.2) < 1e-15 && fabs(a.ticks[2] - 0.5) < 1e-15);
+    assert_true(isnan(xpb_axis_map(&a, 0)));
+    xpb_axis_fit(&a, 4, 4, 0, 1, 0, 10); /* degenerate: widened, whole numbers */
+    assert_true(a.lo < 4 && a.hi > 4 && a.step >= 1);
+    char label[48];
+    xpb_axis_fit(&a, 2.300, 2.322, 0, 0, 0, 10);
+    xpb_svg_tick_label(label, sizeof label, a.ticks[1], &a);
+    assert_string_equal(label, "2.305");
+    xpb_axis_fit(&a, 0.1, 1, 10, 0, 0, 10);
+    xpb_svg_tick_label(label, sizeof label, 0.25, &a);
+    assert_string_equal(label, "0.25");
+}
+
+static void test_svg_text(void **state)
+{
+    (void)state;
+    assert_string_equal(TEXT_OF(xpb_svg_text(&t_, 1, 2, "end", "a<b", 10)),
+                        "<text x=\"1.0\" y=\"2.0\" text-anchor=\"end\">a&lt;b</text>");
+    /* longer than 5 bytes: 4 bytes kept (not inside the "ü"), an ellipsis, the whole text as
+     * the tooltip */
+    assert_string_equal(TEXT_OF(xpb_svg_text(&t_, 0, 0, "start",
+                                             "abc\xc3\xbc"
+                                             "def",
+                                             5)),
+                        "<text x=\"0.0\" y=\"0.0\" text-anchor=\"start\"><title>abc\xc3\xbc"
+                        "def</title>abc\xe2\x80\xa6</text>");
+    const char *fig = TEXT_OF(xpb_svg_open(&t_, "id\"", "T&", 10, 20));
+    assert_non_null(strstr(fig, "<figure id=\"id&quot;\"><figcaption>T&amp;</figcaption>"));
+    assert_non_null(strstr(fig, "viewBox=\"0 0 10 20\"><title>T&amp;</title>"));
+    assert_string_equal(TEXT_OF(xpb_svg_close(&t_, "n<")),
+                        "</svg><p class=\"note\">n&lt;</p></figure>\n");
+}
+
+/* Two speedup bars on a log axis from 1, one hollow with whiskers. */
+static void test_bars_report_style(void **state)
+{
+    (void)state;
+    double v0 = 12.5, v1 = 1.02;
+    struct xpb_svg_bar bars[2] = {
+        {.label = "cuda <fast>", .values = &v0, .lo = NAN, .hi = NAN},
+        {.label = "onednn", .values = &v1, .lo = 0.95, .hi = 1.1, .hollow = 1},
+    };
+    struct xpb_svg_bar_chart c = {.id = "s-chart",
+                                  .title = "Speedups",
+                                  .axis_label = "speedup",
+                                  .scale = 1,
+                                  .value_suffix = "\xc3\x97",
+                                  .log10 = 1,
+                                  .ref = 1,
+                                  .n_segments = 1,
+                                  .n_bars = 2,
+                                  .bars = bars};
+    const char *svg = TEXT_OF(xpb_svg_bar_chart(&t_, &c));
+    assert_non_null(strstr(svg, "<figure id=\"s-chart\"><figcaption>Speedups</figcaption>"));
+    assert_non_null(strstr(svg, ">12.50\xc3\x97</text>"));
+    assert_non_null(strstr(svg, ">cuda &lt;fast&gt;</text>"));
+    assert_non_null(strstr(svg, "fill=\"#0072B2\" stroke=\"#0072B2\""));
+    assert_non_null(strstr(svg, "fill=\"#fff\" stroke=\"#0072B2\""));       /* hollow */
+    assert_non_null(strstr(svg, "stroke=\"#111\" stroke-width=\"1.5\"/>")); /* whiskers, ref */
+    assert_null(strstr(svg, "<a "));
+    assert_null(strstr(svg, "class="));
+}
+
+static void si_value(struct xpb_text *t, double v, const void *ctx)
+{
+    xpb_format_si(t, v, ctx);
+}
+
+/* Stacked segments with a legend, links, tooltips, classes and a value formatter of its own. */
+static void test_bars_page_style(void **state)
+{
+    (void)state;
+    double a[2] = {1500, 500}, b[2] = {NAN, NAN};
+    const char *names[] = {"conv", "relu"};
+    struct xpb_svg_bar bars[2] = {
+        {.label = "run a",
+         .values = a,
+         .lo = NAN,
+         .hi = NAN,
+         .href = "/s?id=1&x=2",
+         .tooltip = "a \"run\"",
+         .css_class = "bar cpu"},
+        {.label = "run b", .values = b, .lo = NAN, .hi = NAN},
+    };
+    struct xpb_svg_bar_chart c = {.id = "p",
+                                  .title = "Per run",
+                                  .scale = 1,
+                                  .value_text = si_value,
+                                  .value_ctx = "samples/s",
+                                  .ref = NAN,
+                                  .n_segments = 2,
+                                  .segment_names = names,
+                                  .n_bars = 2,
+                                  .bars = bars};
+    const char *svg = TEXT_OF(xpb_svg_bar_chart(&t_, &c));
+    assert_non_null(strstr(svg, "<a href=\"/s?id=1&amp;x=2\"><g><title>a &quot;run&quot;"));
+    assert_non_null(strstr(svg, "class=\"bar cpu\"/>"));
+    assert_non_null(strstr(svg, ">2.00 ksamples/s</text>"));
+    assert_non_null(strstr(svg, ">conv</text>")); /* the legend */
+    assert_non_null(strstr(svg, "</g></a>"));
+    /* a bar without values draws no rectangle, and says so */
+    assert_non_null(strstr(svg, ">\xE2\x80\x94</text>"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_grows_and_takes),
+        cmocka_unit_test(test_text_limit),
+        cmocka_unit_test(test_html),
+        cmocka_unit_test(test_cuts),
+        cmocka_unit_test(test_page_numbers),
+        cmocka_unit_test(test_report_numbers),
+        cmocka_unit_test(test_nice_axes),
+        cmocka_unit_test(test_svg_text),
+        cmocka_unit_test(test_bars_report_style),
+        cmocka_unit_test(test_bars_page_style),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
