@@ -38,10 +38,9 @@ static xpb_status set_open_err(xpb_status st, const char *fmt, ...)
 
 static xpb_status set_open_err(xpb_status st, const char *fmt, ...)
 {
-    int n = snprintf(open_err, sizeof open_err, "cuda: ");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(open_err + n, sizeof open_err - (size_t)n, fmt, ap);
+    vsnprintf(open_err, sizeof open_err, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -198,7 +197,7 @@ static void cux_api_destroy(xpb_executable *exe)
 
 static const char *cux_api_exe_last_error(const xpb_executable *exe)
 {
-    return exe ? exe->err : "cuda: no executable (NULL handle)";
+    return exe ? exe->err : "no executable (NULL handle)";
 }
 
 static xpb_status cux_api_write(xpb_executable *exe, uint32_t tensor, const void *data,

@@ -77,14 +77,14 @@ xpb_status cux_nvml_energy(struct cux_nvml *nvml, double *joules, char *err, siz
 {
     if (!nvml) {
         snprintf(err, size,
-                 "cuda: energy not measured: NVML (libnvidia-ml.so.1) is absent or does not "
+                 "energy not measured: NVML (libnvidia-ml.so.1) is absent or does not "
                  "know this GPU");
         return XPB_UNSUPPORTED;
     }
     unsigned long long mj = 0;
     nvml_return r = nvml->energy(nvml->dev, &mj);
     if (r != 0) {
-        snprintf(err, size, "cuda: energy not measured: nvmlDeviceGetTotalEnergyConsumption: %s",
+        snprintf(err, size, "energy not measured: nvmlDeviceGetTotalEnergyConsumption: %s",
                  nvml->error_string(r));
         return XPB_UNSUPPORTED;
     }

@@ -23,10 +23,9 @@ _Static_assert(cudaErrorContained == 226 && cudaErrorIllegalAddress == 700 &&
 
 xpb_status cux_error_msg(char *err, xpb_status st, const char *fmt, ...)
 {
-    int n = snprintf(err, CUX_ERR_SIZE, "cuda: ");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err + n, CUX_ERR_SIZE - (size_t)n, fmt, ap);
+    vsnprintf(err, CUX_ERR_SIZE, fmt, ap);
     va_end(ap);
     return st;
 }

@@ -8,7 +8,7 @@
 
 #include "glue/exe.h"
 
-/* "cuda: <label>: <what>: <details>" into err (CUX_ERR_SIZE bytes), the label naming op `op`
+/* "<label>: <what>: <details>" into err (CUX_ERR_SIZE bytes), the label naming op `op`
  * and its layer (CUX_NONE: no label); returns the xpb_status the failure maps to. A sticky CUDA
  * error is remembered for the current device (plan/sticky.h). */
 xpb_status cux_cuda_error(char *err, const xpb_program *prog, uint32_t op, cudaError_t e,
@@ -20,7 +20,7 @@ xpb_status cux_cublas_error(char *err, const xpb_program *prog, uint32_t op, cub
 xpb_status cux_error_msg(char *err, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* XPB_OK while `device` has not lost its CUDA context in this process; else XPB_DEVICE_ERROR with
- * "cuda: <what>: device D is unusable: ... (<the first sticky failure>) ..." in err. */
+ * "<what>: device D is unusable: ... (<the first sticky failure>) ..." in err. */
 xpb_status cux_usable(char *err, int device, const char *what);
 /* True when `device` lost its CUDA context in this process (a sticky error was met). */
 int cux_lost(int device);

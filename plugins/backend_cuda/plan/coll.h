@@ -67,7 +67,7 @@ xpb_status cux_nccl_get(const cux_nccl_lib **out, char *err, size_t size);
  * is 20906) into out. */
 void cux_nccl_version_string(char *out, size_t size, int code);
 
-/* The sentence of an NCCL failure, into err (size bytes): "cuda: <where>: rank R of N (device D):
+/* The sentence of an NCCL failure, into err (size bytes): "<where>: rank R of N (device D):
  * <call>: <ncclGetErrorString>[: <ncclGetLastError>]", pointing at NCCL_DEBUG=INFO when NCCL's
  * words do not already.
  * `where` names the op and its layer (cux_op_label) or the stage; `last` may be NULL or empty.

@@ -118,8 +118,8 @@ xpb_status cux_nccl_message(char *err, size_t size, const char *where, uint32_t 
                             const char *last)
 {
     const char *t = text && text[0] ? text : "unknown NCCL error";
-    snprintf(err, size, "cuda: %s: rank %u of %u (device %d): %s: %s%s%s%s", where, rank, ranks,
-             device, call, t, last && last[0] ? ": " : "", last && last[0] ? last : "",
+    snprintf(err, size, "%s: rank %u of %u (device %d): %s: %s%s%s%s", where, rank, ranks, device,
+             call, t, last && last[0] ? ": " : "", last && last[0] ? last : "",
              strstr(t, "NCCL_DEBUG") ? "" : " (run with NCCL_DEBUG=INFO for NCCL's own account)");
     return XPB_DEVICE_ERROR;
 }

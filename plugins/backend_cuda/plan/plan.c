@@ -77,7 +77,7 @@ xpb_status cux_plan_build(cux_plan **out, const xpb_program *prog, const cux_opt
     *out = NULL;
     cux_plan *plan = calloc(1, sizeof *plan);
     if (!plan) {
-        snprintf(err, err_size, "cuda: compile: out of memory");
+        snprintf(err, err_size, "compile: out of memory");
         return XPB_OUT_OF_MEMORY;
     }
     plan->prog = prog;

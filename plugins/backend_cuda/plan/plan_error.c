@@ -1,5 +1,6 @@
-/* The planner's messages: a failed pass's sentence in the plan ("cuda: " first, as every message
- * of the backend), and the label that names an op and its layer in every message. */
+/* The planner's messages: a failed pass's sentence in the plan (without the plugin's name, which
+ * the host puts before every message of a plugin), and the label that names an op and its layer in
+ * every message. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -7,10 +8,9 @@
 
 xpb_status cux_fail(cux_plan *plan, xpb_status st, const char *fmt, ...)
 {
-    int n = snprintf(plan->err, CUX_ERR_SIZE, "cuda: ");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(plan->err + n, CUX_ERR_SIZE - (size_t)n, fmt, ap);
+    vsnprintf(plan->err, CUX_ERR_SIZE, fmt, ap);
     va_end(ap);
     return st;
 }

@@ -6,7 +6,7 @@
 
 #include "plan/plan_types.h"
 
-/* "cuda: <fmt...>" into plan->err; returns `st`, so that a pass ends with
+/* "<fmt...>" into plan->err; returns `st`, so that a pass ends with
  * `return cux_fail(plan, XPB_UNSUPPORTED, ...)`. */
 xpb_status cux_fail(cux_plan *plan, xpb_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

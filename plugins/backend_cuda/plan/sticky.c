@@ -38,8 +38,6 @@ void cux_sticky_note(int device, const char *message)
 {
     pthread_mutex_lock(&lock);
     char *s = slot(device);
-    if (message && strncmp(message, "cuda: ", 6) == 0)
-        message += 6; /* the refusal says "cuda: " once */
     if (!s[0])
         snprintf(s, CUX_STICKY_MESSAGE, "%s", message && message[0] ? message : "(no message)");
     pthread_mutex_unlock(&lock);
