@@ -688,6 +688,8 @@ static void test_loss_scaling_invisible(void **state)
         xpb_ct_case *c = &cases.v[i];
         xpb_ct_bind(c);
         int update_case = strstr(c->name, "_UPDATE") != NULL;
+        if (c->prog.opset > 2)
+            continue; /* op set 3: refused by name (test_refusals), never planned */
         int chain = strcmp(c->name, "chain mlp-xent-sgd (train)") == 0;
         update_cases += update_case;
         chains += chain;
