@@ -740,6 +740,34 @@ static xpb_status try_plan(const xpb_program *p, uint32_t precision, const cux_t
     return st;
 }
 
+/* Every conformance case of op set 3 (an op, or an attribute such as SOFTMAX_XENT's label
+ * smoothing) is refused by name, never computed as op set 1's op: before, the attributes were
+ * ignored and the smoothed, ignoring cross-entropy cases failed on the stand-in. */
+static void test_opset3_refused(void **state)
+{
+    (void)state;
+    xpb_ct_list cases = {0};
+    xpb_ct_catalogue(&cases, 0);
+    assert_false(cases.oom);
+    int refused = 0, attributes = 0;
+    for (size_t i = 0; i < cases.n; i++) {
+        xpb_ct_case *c = &cases.v[i];
+        xpb_ct_bind(c);
+        if (c->prog.opset <= 2)
+            continue;
+        char err[CUX_ERR_SIZE] = "";
+        xpb_status st = try_plan(&c->prog, XPB_PRECISION_FP32, &SM80, err, sizeof err);
+        if (st != XPB_UNSUPPORTED || !strstr(err, "op set"))
+            fail_msg("conformance case %s (%s) of op set 3: status %d, '%s'", c->name, c->shape,
+                     (int)st, err);
+        refused++;
+        attributes += strstr(err, "attribute bit") != NULL;
+    }
+    assert_true(refused > 0);
+    assert_true(attributes > 0); /* SOFTMAX_XENT with ignore_index or label smoothing */
+    xpb_ct_list_free(&cases);
+}
+
 /* A one-op program: CONV_T2D x[1,2,5,5], w[2,3,3,3] -> y. */
 typedef struct tiny {
     xpb_tensor_desc t[3];
@@ -1369,6 +1397,7 @@ int main(void)
         cmocka_unit_test(test_loss_scaling_invisible),
         cmocka_unit_test(test_loss_scale_headroom),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_opset3_refused),
         cmocka_unit_test(test_engine_policies),
         cmocka_unit_test(test_sticky_errors),
         cmocka_unit_test(test_memory_reuse),

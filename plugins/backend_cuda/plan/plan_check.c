@@ -139,6 +139,14 @@ static xpb_status check_op(cux_plan *plan, uint32_t i)
                         "%s: not an op of op sets 1 and 2, which is all the cuda backend "
                         "implements",
                         label);
+    /* The attributes op set 3 gave older ops (SOFTMAX_XENT's ignore_index and label smoothing)
+     * change what they compute, and the kernels here compute op set 1's */
+    for (int b = 0; b < 64 && XPB_OP_HAS(p, attrs_set); b++)
+        if (((op->attrs_set >> b) & 1u) && xpb_attr_opset(1ull << b) > 2)
+            return cux_fail(plan, XPB_UNSUPPORTED,
+                            "%s: sets attribute bit %d of op set 3, which the cuda backend does "
+                            "not implement",
+                            label, b);
     switch (op->kind) {
     case XPB_OP_ALL_REDUCE:
         return check_all_reduce(plan, label, op);
