@@ -15,7 +15,8 @@
  *   with one rank; the refusals (no NCCL in the build, non-fp32 tensors); NCCL's loader (a
  *   missing library, a library that is not NCCL, the real one when the build found it), its
  *   version strings, messages and wait limit; a rank's device;
- * - the peak FLOP/s table, the no-device sentences and the tuning cache. */
+ * - the peak FLOP/s and datasheet bandwidth tables, the no-device sentences and the tuning cache.
+ */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #include "program/model_program.h"
 #include "run/session.h"
 #include "plan/engines.h"
+#include "plan/datasheet.h"
 #include "plan/peak.h"
 #include "check/conformance_case.h"
 #include "plan/plan.h"
@@ -687,9 +689,9 @@ static void test_loss_scaling_invisible(void **state)
     for (size_t i = 0; i < cases.n; i++) {
         xpb_ct_case *c = &cases.v[i];
         xpb_ct_bind(c);
-        int update_case = strstr(c->name, "_UPDATE") != NULL;
         if (c->prog.opset > 2)
             continue; /* op set 3: refused by name (test_refusals), never planned */
+        int update_case = strstr(c->name, "_UPDATE") != NULL;
         int chain = strcmp(c->name, "chain mlp-xent-sgd (train)") == 0;
         update_cases += update_case;
         chains += chain;
@@ -1002,7 +1004,7 @@ static void test_memory_reuse(void **state)
 static void test_peak(void **state)
 {
     (void)state;
-    double f[XPB_PRECISION_COUNT];
+    double f[XPB_PEAK_SLOTS];
     cux_peak_flops(7, 5, 40, 1590000, f); /* Tesla T4: 8.1 TFLOPS fp32, 65 fp16 */
     assert_true(fabs(f[XPB_PRECISION_FP32] / 8.1e12 - 1.0) < 0.01);
     assert_true(fabs(f[XPB_PRECISION_FP16_MIXED] / 65.0e12 - 1.0) < 0.01);
@@ -1019,10 +1021,31 @@ static void test_peak(void **state)
     cux_peak_flops(9, 0, 132, 1830000, f); /* H100 SXM5: 989 fp16 dense */
     assert_true(fabs(f[XPB_PRECISION_FP16_MIXED] / 989.4e12 - 1.0) < 0.01);
     cux_peak_flops(12, 0, 100, 2000000, f); /* a part the table does not know: unknown */
-    for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+    for (int p = 0; p < XPB_PEAK_SLOTS; p++)
         assert_true(f[p] == 0.0);
     assert_null(cux_sm_rates_of(6, 1));
     assert_string_equal(cux_sm_rates_of(7, 5)->arch, "Turing");
+}
+
+/* The datasheet bandwidth by the driver's device names; a model number inside a longer one
+ * ("A10" in "A100", "L4" in "L40S") is not that model. */
+static void test_datasheet_bandwidth(void **state)
+{
+    (void)state;
+    assert_true(cux_datasheet_bandwidth("Tesla T4") == 320e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A100-SXM4-40GB") == 1555e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A100-SXM4-80GB") == 2039e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A100 80GB PCIe") == 1935e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A10") == 600e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A10G") == 600e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA L4") == 300e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA L40S") == 864e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA H100 80GB HBM3") == 3350e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA H100 PCIe") == 2000e9);
+    assert_true(cux_datasheet_bandwidth("Tesla V100-SXM2-16GB") == 900e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA GeForce RTX 4090") == 0.0); /* not in the table */
+    assert_true(cux_datasheet_bandwidth("NVIDIA A1000") == 0.0);
+    assert_true(cux_datasheet_bandwidth(NULL) == 0.0);
 }
 
 static void test_reasons(void **state)
@@ -1402,6 +1425,7 @@ int main(void)
         cmocka_unit_test(test_sticky_errors),
         cmocka_unit_test(test_memory_reuse),
         cmocka_unit_test(test_peak),
+        cmocka_unit_test(test_datasheet_bandwidth),
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_tune_cache),
         cmocka_unit_test(test_all_reduce),

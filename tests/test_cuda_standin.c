@@ -8,7 +8,8 @@
  *   gradients the host writes and which used to be divided by the loss scale;
  * - the model cases of conv6 pass under fp16-mixed, with keep_all and as run ("as run" with the
  *   dynamic loss scale: no overflow at the first step);
- * - conv6 trains a few steps with `verify: true` against cpu_ref in fp32.
+ * - conv6 trains a few steps with `verify: true` against cpu_ref in fp32, and the run's device
+ *   has the ABI 1.3 figures (measured copy bandwidth, datasheet bandwidth, the peaks' source).
  * That part is kept to about a minute and a half on two cores (each model case or training of
  * conv6 takes half a minute to a minute on the stand-in). With `--heavy` (ctest's
  * test_cuda_standin_heavy, opt-in: the better part of an hour on two cores) it runs instead the
@@ -187,6 +188,16 @@ static void train_verified(const char *model, const char *variant, int batch, co
                      : "?",
                  out, err);
     printf("  %s: verified (%s)\n", what, json_string_value(json_object_get(v, "message")));
+    /* ABI 1.3 device_info: device-to-device copies measured on the opened device, the
+     * datasheet's figures of the device the stand-in models (an A100 40GB: 1555 GB/s) */
+    json_t *dev = json_object_get(run, "device");
+    const char *bw_source = json_string_value(json_object_get(dev, "memory_bandwidth_source"));
+    assert_true(json_number_value(json_object_get(dev, "memory_bandwidth")) > 0.0);
+    assert_non_null(bw_source);
+    assert_non_null(strstr(bw_source, "measured: cudaMemcpyAsync device to device"));
+    assert_true(json_number_value(json_object_get(dev, "datasheet_bandwidth")) == 1555e9);
+    assert_non_null(strstr(json_string_value(json_object_get(dev, "peak_flops_source")),
+                           "datasheet: SMs x peak clock"));
     json_decref(doc);
     expect_ok(rc, out, err, what);
 }

@@ -14,6 +14,7 @@
 #include "abi/compile.h"
 #include "abi/run.h"
 #include "glue/backend.h"
+#include "glue/bandwidth.h"
 #include "glue/device.h"
 #include "glue/energy.h"
 #include "glue/log.h"
@@ -130,6 +131,9 @@ static xpb_status cux_api_device_info(xpb_backend *be, xpb_device_info *out)
     xpb_status st = cux_describe(be->device, out, be->nvml, reason, sizeof reason);
     if (st != XPB_OK)
         return cux_error_msg(be->err, st, "device_info: %s", reason);
+    if (XPB_HAS_MEMBER(out, xpb_device_info, memory_bandwidth_source))
+        out->memory_bandwidth = cux_measure_bandwidth(be, out->memory_bandwidth_source,
+                                                      sizeof out->memory_bandwidth_source);
     return XPB_OK;
 }
 

@@ -10,6 +10,7 @@
 #include "glue/energy.h"
 #include "glue/nccl.h"
 #include "glue/status.h"
+#include "plan/datasheet.h"
 #include "plan/engines.h"
 #include "plan/peak.h"
 #include "plan/reason.h"
@@ -118,7 +119,7 @@ xpb_status cux_describe(int index, xpb_device_info *info, struct cux_nvml *nvml,
     }
     cux_target target = {prop.major, prop.minor};
     uint32_t precisions = cux_target_precisions(&target);
-    double peak[XPB_PRECISION_COUNT];
+    double peak[XPB_PEAK_SLOTS];
     cux_peak_flops(prop.major, prop.minor, prop.multiProcessorCount, clock, peak);
     if (XPB_HAS_MEMBER(info, xpb_device_info, name))
         snprintf(info->name, sizeof info->name, "%.96s (sm_%d%d, %d SMs)", prop.name, prop.major,
@@ -145,12 +146,27 @@ xpb_status cux_describe(int index, xpb_device_info *info, struct cux_nvml *nvml,
     if (XPB_HAS_MEMBER(info, xpb_device_info, memory_bytes))
         info->memory_bytes = (uint64_t)prop.totalGlobalMem;
     if (XPB_HAS_MEMBER(info, xpb_device_info, peak_flops))
-        for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+        for (int p = 0; p < XPB_PEAK_SLOTS; p++)
             info->peak_flops[p] = (precisions & XPB_PRECISION_BIT(p)) ? peak[p] : 0.0;
     if (XPB_HAS_MEMBER(info, xpb_device_info, kind))
         info->kind = XPB_DEVICE_GPU;
     if (XPB_HAS_MEMBER(info, xpb_device_info, emulated_precisions))
         info->emulated_precisions = 0; /* a policy the device lacks is refused, never emulated */
+    /* ABI 1.3: the peaks are the datasheets' per-SM rates at this device's SMs and clock
+     * (plan/peak.c), so they are both peak_flops and datasheet_flops; the bandwidth measured on
+     * an opened device is filled in by device_info (glue/bandwidth.c), the datasheet's here */
+    if (XPB_HAS_MEMBER(info, xpb_device_info, peak_flops_source))
+        snprintf(info->peak_flops_source, sizeof info->peak_flops_source,
+                 "datasheet: SMs x peak clock x FLOP/clock/SM of sm_%d%d", prop.major, prop.minor);
+    if (XPB_HAS_MEMBER(info, xpb_device_info, memory_bandwidth_source)) {
+        info->memory_bandwidth = 0.0;
+        info->memory_bandwidth_source[0] = '\0';
+    }
+    if (XPB_HAS_MEMBER(info, xpb_device_info, datasheet_bandwidth))
+        info->datasheet_bandwidth = cux_datasheet_bandwidth(prop.name);
+    if (XPB_HAS_MEMBER(info, xpb_device_info, datasheet_flops))
+        for (int p = 0; p < XPB_PEAK_SLOTS; p++)
+            info->datasheet_flops[p] = (precisions & XPB_PRECISION_BIT(p)) ? peak[p] : 0.0;
     return XPB_OK;
 }
 

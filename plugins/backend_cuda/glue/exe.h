@@ -55,6 +55,8 @@ struct xpb_backend {
     cublasLtHandle_t lt;
     struct cux_nvml *nvml; /* NULL when NVML is absent (energy "not measured") */
     uint32_t live_exes;    /* executables compiled and not destroyed (cux_backend_move) */
+    double bandwidth;      /* device-to-device copy bytes/s (glue/bandwidth.c); 0: unknown */
+    int bandwidth_done;    /* measured once per opened backend */
     char err[CUX_ERR_SIZE];
 };
 

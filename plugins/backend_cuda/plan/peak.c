@@ -40,10 +40,9 @@ const cux_sm_rates *cux_sm_rates_of(int major, int minor)
     return NULL;
 }
 
-void cux_peak_flops(int major, int minor, int sm_count, int clock_khz,
-                    double out[XPB_PRECISION_COUNT])
+void cux_peak_flops(int major, int minor, int sm_count, int clock_khz, double out[XPB_PEAK_SLOTS])
 {
-    for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+    for (int p = 0; p < XPB_PEAK_SLOTS; p++)
         out[p] = 0.0;
     const cux_sm_rates *r = cux_sm_rates_of(major, minor);
     if (!r || sm_count <= 0 || clock_khz <= 0)

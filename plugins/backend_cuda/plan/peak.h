@@ -20,7 +20,6 @@ const cux_sm_rates *cux_sm_rates_of(int major, int minor);
  * TF32 / fp16 / bf16 tensor cores for the others), in FLOP/s; 0 where the device has no such
  * unit or the table does not know it. `clock_khz` is the device's peak clock
  * (cudaDevAttrClockRate). */
-void cux_peak_flops(int major, int minor, int sm_count, int clock_khz,
-                    double out[XPB_PRECISION_COUNT]);
+void cux_peak_flops(int major, int minor, int sm_count, int clock_khz, double out[XPB_PEAK_SLOTS]);
 
 #endif
