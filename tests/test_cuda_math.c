@@ -1,11 +1,21 @@
 /* The per-element and index maths of the cuda backend's own kernels (plugins/backend_cuda/
- * elem_math.h, index_math.h), compiled here as C, against the reference backend's kernels and
- * against brute force: activations and their backward (bit for bit), dropout's mask stream
- * (program.h's xpb_dropout_*, indexed canonically whatever the storage
- * layout), the losses' backward and the optimizer steps (bit for bit), batch and instance norm
- * forward and backward (the kernels' shifted statistics and coefficient form, also on badly
- * conditioned data), pooling windows and their inverse, reflection padding and its inverse, the
- * layouts' addressing, and the fp16 loss scaler. */
+ * kernels/elem_math.h, index_math.h), compiled here as C, against the reference backend's
+ * kernels and against brute force: activations and their backward, dropout's mask stream
+ * (program.h's xpb_dropout_*, indexed canonically whatever the storage layout), the losses'
+ * backward and the optimizer steps, batch and instance norm forward and backward (the kernels'
+ * shifted statistics and coefficient form, also on badly conditioned data), pooling windows and
+ * their inverse, reflection padding and its inverse, the layouts' addressing, and the fp16 loss
+ * scaler.
+ *
+ * What is exact and what is within an ulp. Compiled for the host (this test, and the CPU
+ * stand-in build of the plugin, which g++ compiles for x86-64 without FMA) the formulas give
+ * cpu_ref's numbers bit for bit: activations and their backward, dropout, the losses' backward,
+ * SGD and Adam. On the GPU nvcc contracts a*b+c into one fused multiply-add (its default,
+ * --fmad=true), which rounds once instead of twice, and the device's tanhf is not glibc's: there
+ * ReLU, LeakyReLU, their backward, dropout and the losses' backward stay exact (no product is
+ * added to anything), while SGD, Adam, tanh's backward and the norms' element pass differ by at
+ * most about one ulp of their largest term per multiply-add, and tanh by the device's few ulps
+ * (test_contraction below bounds the contracted forms). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +27,8 @@
 
 #include <cmocka.h>
 
-#include "elem_math.h"
-#include "index_math.h"
+#include "kernels/elem_math.h"
+#include "kernels/index_math.h"
 #include "ref.h"
 
 /* ---- helpers ---- */
@@ -301,6 +311,73 @@ static void test_optimizers(void **state)
         }
         assert_true(i32 ? step.i == 3 : step.f == 3.0f);
     }
+}
+
+/* ---- what nvcc's contraction changes ---- */
+
+/* The unit in the last place of |x|. */
+static double ulp(float x)
+{
+    float a = fabsf(x);
+    return (double)nextafterf(a, INFINITY) - (double)a;
+}
+
+/* The forms nvcc makes of the formulas that add a product: one fmaf where the host rounds the
+ * product first. Each result stays within 2.5 ulps of the largest term of each of its
+ * multiply-adds, the differences of earlier ones carried through (one rounding fewer per
+ * multiply-add); the formulas without such a sum are not listed: they are the same on the
+ * device. */
+static void test_contraction(void **state)
+{
+    (void)state;
+    double worst[4] = {0};
+    for (int i = 0; i < 100000; i++) {
+        float param = frand(-1, 1), grad = frand(-0.1f, 0.1f), buf = frand(-0.1f, 0.1f);
+        float lr = 0.01f, mom = 0.9f, wd = 5e-4f;
+        /* SGD: g = grad + wd*param; buf = mom*buf + g; param - lr*g */
+        float b_host = buf, b_dev = buf;
+        float p_host = cux_sgd(param, grad, &b_host, lr, mom, wd);
+        float g = fmaf(wd, param, grad);
+        b_dev = fmaf(mom, b_dev, g);
+        float p_dev = fmaf(-lr, b_dev, param);
+        /* one ulp of the largest term per multiply-add, carried through the chain */
+        double eg = ulp(fmaxf(fabsf(grad), fabsf(wd * param)));
+        double eb = ulp(fmaxf(fabsf(mom * buf), fabsf(g))) + eg;
+        double ep = ulp(fmaxf(fabsf(param), fabsf(lr * b_dev))) + lr * eb;
+        assert_true(fabs((double)b_dev - b_host) <= 2 * eb);
+        double e = fabs((double)p_dev - p_host) / ep;
+        worst[0] = e > worst[0] ? e : worst[0];
+        /* Adam's moments: m = b1*m + (1-b1)*g, v = b2*v + (1-b2)*g*g */
+        float m = frand(-0.1f, 0.1f), v = frand(0, 0.01f), m_h = m, v_h = v;
+        float sz, bc2;
+        cux_adam_coeffs(2e-4, 0.5, 0.999, 3.0, &sz, &bc2);
+        (void)cux_adam(param, grad, &m_h, &v_h, 0.5f, 0.999f, 1e-8f, 1e-4f, sz, bc2);
+        float ga = fmaf(1e-4f, param, grad);
+        float m_d = fmaf(0.5f, m, (1.0f - 0.5f) * ga);
+        float v_d = fmaf((1.0f - 0.999f) * ga, ga, 0.999f * v);
+        e = fabs((double)m_d - m_h) / ulp(fmaxf(fabsf(0.5f * m), fabsf(0.5f * ga)));
+        worst[1] = e > worst[1] ? e : worst[1];
+        e = fabs((double)v_d - v_h) / ulp(fmaxf(fabsf(0.999f * v), fabsf(0.001f * ga * ga)));
+        worst[1] = e > worst[1] ? e : worst[1];
+        /* the norms' element pass: ((x - c0) - c1) * c2 + c3 */
+        float c[4] = {frand(-2, 2), frand(-1e-7f, 1e-7f), frand(0.1f, 3), frand(-1, 1)};
+        float x = frand(-4, 4), xc = (x - c[0]) - c[1];
+        e = fabs((double)fmaf(xc, c[2], c[3]) - cux_norm_apply(x, c)) /
+            ulp(fmaxf(fabsf(xc * c[2]), fabsf(c[3])));
+        worst[2] = e > worst[2] ? e : worst[2];
+        /* tanh's backward: dy * (1 - y*y) */
+        float y = frand(-1, 1), dy = frand(-1, 1);
+        e = fabs((double)(dy * fmaf(-y, y, 1.0f)) - cux_act_bwd(CUX_ACT_TANH, 0, dy, y)) / ulp(dy);
+        worst[3] = e > worst[3] ? e : worst[3];
+    }
+    printf("  contracted vs host, in ulps of the largest terms: SGD %.2f, Adam moments %.2f, norm "
+           "element pass %.2f, tanh backward %.2f\n",
+           worst[0], worst[1], worst[2], worst[3]);
+    for (int k = 0; k < 4; k++)
+        assert_true(worst[k] <=
+                    2.5); /* 0.5 ulp of the product + 1 of a result up to twice the term */
+    /* and it is not bit for bit: the device's numbers are not cpu_ref's (docs/backend-cuda.md) */
+    assert_true(worst[0] > 0.0 && worst[2] > 0.0);
 }
 
 /* ---- normalisation ---- */
@@ -735,17 +812,12 @@ static void test_scaler(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_activations),
-        cmocka_unit_test(test_dropout_stream),
-        cmocka_unit_test(test_dropout_layouts),
-        cmocka_unit_test(test_losses),
-        cmocka_unit_test(test_optimizers),
-        cmocka_unit_test(test_batchnorm),
-        cmocka_unit_test(test_instancenorm_and_fused_act),
-        cmocka_unit_test(test_pool_windows),
-        cmocka_unit_test(test_pooling),
-        cmocka_unit_test(test_reflection),
-        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_activations),     cmocka_unit_test(test_dropout_stream),
+        cmocka_unit_test(test_dropout_layouts), cmocka_unit_test(test_losses),
+        cmocka_unit_test(test_optimizers),      cmocka_unit_test(test_contraction),
+        cmocka_unit_test(test_batchnorm),       cmocka_unit_test(test_instancenorm_and_fused_act),
+        cmocka_unit_test(test_pool_windows),    cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_reflection),      cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_scaler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* The cuda backend's planner (plugins/backend_cuda/plan*.c), which runs without a GPU:
+/* The cuda backend's planner (plugins/backend_cuda/plan/), which runs without a GPU:
  * - every model's training and inference program (the host's model program API, as
  *   tests/test_models.c builds them), under every precision policy, fused, unfused and with
  *   keep_all: every op is done by a step or fused into one; engines get operands in the type
@@ -15,7 +15,8 @@
  *   with one rank; the refusals (no NCCL in the build, non-fp32 tensors); NCCL's loader (a
  *   missing library, a library that is not NCCL, the real one when the build found it), its
  *   version strings, messages and wait limit; a rank's device;
- * - the peak FLOP/s table, the no-device sentences and the tuning cache. */
+ * - the peak FLOP/s and datasheet bandwidth tables, the no-device sentences and the tuning cache.
+ */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,13 +27,21 @@
 
 #include <cmocka.h>
 
-#include "coll.h"
+#include "plan/coll.h"
 #include "plugin/loader.h"
 #include "program/model_program.h"
-#include "peak.h"
-#include "plan.h"
-#include "reason.h"
-#include "tune_cache.h"
+#include "run/session.h"
+#include "plan/engines.h"
+#include "plan/datasheet.h"
+#include "plan/peak.h"
+#include "check/conformance_case.h"
+#include "plan/plan.h"
+#include "plan/plan_scaling.h"
+#include "plan/plan_tensor.h"
+#include "plan/reason.h"
+#include "plan/sticky.h"
+#include "plan/target.h"
+#include "plan/tune_cache.h"
 
 static xpb_registry *registry;
 
@@ -221,6 +230,25 @@ static void check_plan(const cux_plan *plan, const char *what)
     }
     assert_int_equal(plan->arena_bytes, end);
     assert_true(plan->arena_bytes >= plan->peak_bytes);
+    /* lifetimes end (the stand-in poisons the bytes) exactly after the last use of every buffer
+     * that does not live throughout, and of no other */
+    uint8_t *seen = calloc(plan->n_bufs + 1u, 1);
+    assert_non_null(seen);
+    assert_int_equal(plan->end_first[0], 0);
+    for (uint32_t g = 0; g < plan->n_steps; g++) {
+        assert_true(plan->end_first[g] <= plan->end_first[g + 1]);
+        for (uint32_t k = plan->end_first[g]; k < plan->end_first[g + 1]; k++) {
+            uint32_t b = plan->end_bufs[k];
+            if (plan->bufs[b].pinned || plan->bufs[b].last != g || seen[b])
+                fail_msg("%s: buffer %u ends after step %u (pinned %d, last use %u, seen %d)", what,
+                         b, g, plan->bufs[b].pinned, plan->bufs[b].last, seen[b]);
+            seen[b] = 1;
+        }
+    }
+    for (uint32_t b = 0; b < plan->n_bufs; b++)
+        if (!plan->bufs[b].pinned && plan->bufs[b].first <= plan->bufs[b].last && !seen[b])
+            fail_msg("%s: buffer %u (last use %u) never ends", what, b, plan->bufs[b].last);
+    free(seen);
     /* every host-visible tensor (every tensor under keep_all) has storage */
     for (uint32_t t = 0; t < p->n_tensors; t++)
         if ((plan->opt.keep_all || cux_host_visible(xpb_program_tensor(p, t))) &&
@@ -279,6 +307,12 @@ static void test_every_model(void **state)
                              policies[k], fusion, keep_all ? ", keep_all" : "");
                     cux_plan *plan = make_plan(&mp->program, policies[k], fusion, keep_all);
                     check_plan(plan, what);
+                    /* a model's training phases keep their gradients from the host: under
+                     * fp16-mixed every one of them scales its loss */
+                    for (uint32_t ph = 0; ph < plan->prog->n_phases; ph++)
+                        assert_int_equal(plan->phase_scaled[ph],
+                                         mode == XPB_MODE_TRAIN &&
+                                             policies[k] == XPB_PRECISION_FP16_MIXED);
                     double ratio = (double)plan->arena_bytes / (double)plan->peak_bytes;
                     if (!keep_all && ratio > worst) {
                         worst = ratio;
@@ -497,6 +531,8 @@ static void test_loss_scaling(void **state)
     xpb_model_program *mp = create("cyclegan", "small", 1, XPB_MODE_TRAIN);
     cux_plan *plan = make_plan(&mp->program, XPB_PRECISION_FP16_MIXED, 1, 0);
     assert_int_equal(plan->scaled, 1);
+    assert_true(plan->scale_initial == CUX_SCALE_INITIAL);
+    assert_int_equal(plan->scale_interval, CUX_SCALE_INTERVAL);
     for (uint32_t k = 0; k < plan->prog->n_phases; k++) {
         int seen_unscale = 0, seen_update = 0, updates = 0, unscales = 0;
         for (uint32_t g = plan->phase_begin[k]; g < plan->phase_end[k]; g++) {
@@ -520,8 +556,41 @@ static void test_loss_scaling(void **state)
         }
         assert_true(updates > 0);
         assert_int_equal(unscales, updates);
+        assert_int_equal(plan->phase_scaled[k], 1);
+        /* CycleGAN's program updates a generator's parameters while the backward of the
+         * others still runs: every gradient is unscaled after the last step that writes it
+         * (before, all were unscaled before the phase's first update, some before they were
+         * computed, and those updates used gradients times the scale), and no update runs
+         * before the overflow of every gradient of the phase is known (all or none) */
+        uint32_t first_update = plan->phase_end[k];
+        for (uint32_t g = plan->phase_begin[k]; g < plan->phase_end[k]; g++) {
+            const cux_step *s = &plan->steps[g];
+            int upd =
+                s->engine == CUX_ENG_KERNEL && (s->kernel == CUX_K_SGD || s->kernel == CUX_K_ADAM);
+            if (upd && g < first_update)
+                first_update = g;
+            if (s->engine == CUX_ENG_KERNEL && s->kernel == CUX_K_UNSCALE)
+                for (uint32_t h = g + 1; h < plan->phase_end[k]; h++)
+                    if (h != g && writes(&plan->steps[h], s->in[0].buf) &&
+                        !(plan->steps[h].kernel == CUX_K_UNSCALE))
+                        fail_msg("phase %u: step %u unscales buffer %u, which step %u writes later",
+                                 k, g, s->in[0].buf, h);
+        }
+        for (uint32_t g = first_update; g + 1 < plan->phase_end[k]; g++) {
+            const cux_step *s = &plan->steps[g];
+            if (!(s->engine == CUX_ENG_KERNEL &&
+                  (s->kernel == CUX_K_SGD || s->kernel == CUX_K_ADAM ||
+                   s->kernel == CUX_K_CONVERT)))
+                fail_msg("phase %u: step %u (op %u) runs after the first update (step %u)", k, g,
+                         s->op, first_update);
+        }
         assert_true(plan->steps[plan->phase_end[k] - 1].flags & CUX_STEP_SCALED);
     }
+    cux_plan_free(plan);
+    /* keep_all: every tensor readable, the scale fixed at 1 */
+    plan = make_plan(&mp->program, XPB_PRECISION_FP16_MIXED, 1, 1);
+    assert_true(plan->scale_initial == 1.0f);
+    assert_int_equal(plan->scale_interval, 0);
     cux_plan_free(plan);
     /* bf16 needs no loss scaling */
     plan = make_plan(&mp->program, XPB_PRECISION_BF16_MIXED, 1, 0);
@@ -529,6 +598,135 @@ static void test_loss_scaling(void **state)
     assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 0);
     cux_plan_free(plan);
     xpb_model_program_free(mp);
+}
+
+/* The loss scale's start against the gradients it multiplies: one training step of every model
+ * case of the conformance suite (its sizes and seed) on cpu_ref, every gradient fp16 holds under
+ * fp16-mixed (activation gradients, and the convolutions' weight gradients, which cuDNN writes
+ * in fp16 before they become the fp32 gradient) times CUX_SCALE_INITIAL must stay below half of
+ * fp16's largest value. At PyTorch's 2^16 ResNet18's first convolution (|dW| 1.1) and CycleGAN's
+ * generators (|dW| 17) overflow at step 1, the step is skipped and the optimizer state stays
+ * zero. */
+static void test_loss_scale_headroom(void **state)
+{
+    (void)state;
+    static const xpb_kv cyclegan_size = {(char *)"image_size", (char *)"32"};
+    static const struct {
+        const char *model, *variant;
+        uint32_t batch;
+    } cases[] = {{"conv6", "cifar", 4},
+                 {"vgg16", "cifar", 2},
+                 {"resnet18", "cifar", 2},
+                 {"cyclegan", "small", 1}};
+    const xpb_backend_api *ref = xpb_registry_backend(registry, "cpu_ref");
+    assert_non_null(ref);
+    for (size_t m = 0; m < sizeof cases / sizeof cases[0]; m++) {
+        xpb_program_options c;
+        memset(&c, 0, sizeof c);
+        c.model = cases[m].model;
+        c.variant = cases[m].variant;
+        c.batch = cases[m].batch;
+        c.mode = XPB_MODE_TRAIN;
+        c.seed = 1; /* conformance's default */
+        c.lr = c.momentum = c.weight_decay = NAN;
+        if (strcmp(c.model, "cyclegan") == 0) {
+            c.params = &cyclegan_size;
+            c.n_params = 1;
+        }
+        xpb_model_program *mp = NULL;
+        xpb_err err = {{0}};
+        if (xpb_model_program_create(&mp, xpb_registry_model(registry, c.model), &c, &err))
+            fail_msg("%s: %s", c.model, err.msg);
+        xpb_compile_options o = {
+            .struct_size = sizeof o, .precision = XPB_PRECISION_FP32, .keep_all = 1};
+        xpb_session sess;
+        memset(&sess, 0, sizeof sess);
+        if (xpb_session_open(&sess, ref, 0, mp, &o, &err) != XPB_OK ||
+            xpb_session_step(&sess, NULL, &err) != XPB_OK)
+            fail_msg("%s on cpu_ref: %s", c.model, err.msg);
+        const xpb_program *p = &mp->program;
+        double most = 0.0;
+        const char *where = "";
+        for (uint32_t t = 0; t < p->n_tensors; t++) {
+            const xpb_tensor_desc *d = xpb_program_tensor(p, t);
+            int fp16 = d->role == XPB_ROLE_ACTIVATION_GRAD ||
+                       (d->role == XPB_ROLE_GRAD && d->ndim == 4); /* conv weight gradients */
+            if (!fp16 || d->dtype != XPB_DTYPE_F32)
+                continue;
+            float *v = malloc(xpb_tensor_bytes(d));
+            assert_non_null(v);
+            if (xpb_session_read(&sess, t, v, &err) != XPB_OK)
+                fail_msg("%s: read %s: %s", c.model, d->name, err.msg);
+            for (int64_t i = 0; i < xpb_tensor_numel(d); i++)
+                if (fabs((double)v[i]) > most) {
+                    most = fabs((double)v[i]);
+                    where = d->name;
+                }
+            free(v);
+        }
+        printf("  %-9s largest fp16 gradient %9.4f (%s): x%g = %.0f of 65504\n", c.model, most,
+               where, (double)CUX_SCALE_INITIAL, most * CUX_SCALE_INITIAL);
+        if (most * CUX_SCALE_INITIAL > 65504.0 / 2)
+            fail_msg("%s: %s reaches %g at step 1: a loss scale of %g overflows fp16", c.model,
+                     where, most, (double)CUX_SCALE_INITIAL);
+        xpb_session_close(&sess);
+        xpb_model_program_free(mp);
+    }
+}
+
+/* Scaling is invisible: under fp16-mixed an update of a gradient the host wrote (the SGD_UPDATE
+ * and ADAM_UPDATE cases of the conformance suite) is never unscaled or skipped (before, a
+ * program scaled as soon as it had an update, and those gradients were divided by 65536), a
+ * scaled loss gradient is never host-visible, and a training program whose loss gradient the
+ * host reads does not scale at all. */
+static void test_loss_scaling_invisible(void **state)
+{
+    (void)state;
+    xpb_ct_list cases = {0};
+    xpb_ct_catalogue(&cases, 0);
+    assert_false(cases.oom);
+    int update_cases = 0, chains = 0;
+    for (size_t i = 0; i < cases.n; i++) {
+        xpb_ct_case *c = &cases.v[i];
+        xpb_ct_bind(c);
+        if (c->prog.opset > 2)
+            continue; /* op set 3: refused by name (test_refusals), never planned */
+        int update_case = strstr(c->name, "_UPDATE") != NULL;
+        int chain = strcmp(c->name, "chain mlp-xent-sgd (train)") == 0;
+        update_cases += update_case;
+        chains += chain;
+        cux_plan *plan = make_plan(&c->prog, XPB_PRECISION_FP16_MIXED, 1, 0);
+        if (update_case && (plan->scaled || count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE)))
+            fail_msg("conformance case %s (%s): the host's gradient is unscaled", c->name,
+                     c->shape);
+        for (uint32_t g = 0; g < plan->n_steps; g++) {
+            const cux_step *st = &plan->steps[g];
+            if (update_case && (st->flags & (CUX_STEP_SCALED | CUX_STEP_SKIPPABLE)))
+                fail_msg("conformance case %s: step %u is scaled or skippable", c->name, g);
+            if ((st->flags & CUX_STEP_SCALED) && st->op != CUX_NONE &&
+                cux_host_visible(xpb_program_tensor(plan->prog, st->out[0].tensor)))
+                fail_msg("conformance case %s: step %u scales a tensor the host reads", c->name, g);
+        }
+        if (chain) { /* a training chain that keeps its gradients scales, like a model */
+            assert_int_equal(plan->scaled, 1);
+            assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 3);
+            cux_plan_free(plan);
+            /* ... and does not once the host reads its loss gradient dz */
+            uint32_t dz = CUX_NONE;
+            for (uint32_t t = 0; t < c->prog.n_tensors; t++)
+                if (strcmp(c->t[t].name, "dz") == 0)
+                    dz = t;
+            assert_true(dz != CUX_NONE);
+            c->t[dz].flags |= XPB_TENSOR_HOST_READ;
+            plan = make_plan(&c->prog, XPB_PRECISION_FP16_MIXED, 1, 0);
+            assert_int_equal(plan->scaled, 0);
+            assert_int_equal(count_steps(plan, CUX_ENG_KERNEL, CUX_K_UNSCALE), 0);
+        }
+        cux_plan_free(plan);
+    }
+    assert_true(update_cases >= 2);
+    assert_true(chains >= 1);
+    xpb_ct_list_free(&cases);
 }
 
 /* ---- refusals ---- */
@@ -542,6 +740,34 @@ static xpb_status try_plan(const xpb_program *p, uint32_t precision, const cux_t
     assert_true((st == XPB_OK) == (plan != NULL));
     cux_plan_free(plan);
     return st;
+}
+
+/* Every conformance case of op set 3 (an op, or an attribute such as SOFTMAX_XENT's label
+ * smoothing) is refused by name, never computed as op set 1's op: before, the attributes were
+ * ignored and the smoothed, ignoring cross-entropy cases failed on the stand-in. */
+static void test_opset3_refused(void **state)
+{
+    (void)state;
+    xpb_ct_list cases = {0};
+    xpb_ct_catalogue(&cases, 0);
+    assert_false(cases.oom);
+    int refused = 0, attributes = 0;
+    for (size_t i = 0; i < cases.n; i++) {
+        xpb_ct_case *c = &cases.v[i];
+        xpb_ct_bind(c);
+        if (c->prog.opset <= 2)
+            continue;
+        char err[CUX_ERR_SIZE] = "";
+        xpb_status st = try_plan(&c->prog, XPB_PRECISION_FP32, &SM80, err, sizeof err);
+        if (st != XPB_UNSUPPORTED || !strstr(err, "op set"))
+            fail_msg("conformance case %s (%s) of op set 3: status %d, '%s'", c->name, c->shape,
+                     (int)st, err);
+        refused++;
+        attributes += strstr(err, "attribute bit") != NULL;
+    }
+    assert_true(refused > 0);
+    assert_true(attributes > 0); /* SOFTMAX_XENT with ignore_index or label smoothing */
+    xpb_ct_list_free(&cases);
 }
 
 /* A one-op program: CONV_T2D x[1,2,5,5], w[2,3,3,3] -> y. */
@@ -650,6 +876,77 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err, "attribute bit 40"));
 }
 
+/* ---- engine policies and cuDNN releases (plan/engines.c) ---- */
+
+static void test_engine_policies(void **state)
+{
+    (void)state;
+    const int tc[1] = {CUX_NOTE_TENSOR_CORE}, down[1] = {CUX_NOTE_DOWN_CONVERT_INPUTS};
+    const int rpr[1] = {CUX_NOTE_REDUCED_PRECISION_REDUCTION};
+    const int tc_rpr[2] = {CUX_NOTE_TENSOR_CORE, CUX_NOTE_REDUCED_PRECISION_REDUCTION};
+    const int other[2] = {3, 5}; /* FFT, Winograd: accepted (their error is within tolerance) */
+    for (uint32_t p = XPB_PRECISION_FP32; p <= XPB_PRECISION_FP16_MIXED; p++) {
+        assert_null(cux_engine_refusal(p, NULL, 0));
+        assert_null(cux_engine_refusal(p, other, 2));
+        /* every policy promises fp32 accumulation and inputs in their storage type */
+        assert_non_null(strstr(cux_engine_refusal(p, rpr, 1), "precision below fp32"));
+        assert_non_null(cux_engine_refusal(p, tc_rpr, 2));
+        assert_non_null(strstr(cux_engine_refusal(p, down, 1), "down-converts"));
+        /* tensor cores only where the policy allows them: not under fp32 */
+        assert_true((cux_engine_refusal(p, tc, 1) != NULL) == (p == XPB_PRECISION_FP32));
+    }
+    /* cuBLASLt: split-K reductions in fp32 only when the output is 16-bit */
+    assert_int_equal(cux_lt_reduction_mask(CUX_F32), CUX_LT_REDUCTION_ALL);
+    assert_int_equal(cux_lt_reduction_mask(CUX_F16), CUX_LT_REDUCTION_COMPUTE_TYPE);
+    assert_int_equal(cux_lt_reduction_mask(CUX_BF16), CUX_LT_REDUCTION_COMPUTE_TYPE);
+    /* cuDNN 9.0 .. 9.x built for the plugin's CUDA major */
+    char why[512];
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 91900, 13000, 13000, 91900), 0);
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 90000, 13020, 13000, 91900), 0);
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 8907, 12020, 13000, 91900), -1);
+    assert_non_null(strstr(why, "cuDNN 8.9.7 found at run time"));
+    assert_non_null(strstr(why, "built with cuDNN 9.19.0"));
+    assert_non_null(strstr(why, "cudnn9-cuda-13"));
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 100100, 13000, 13000, 91900), -1);
+    assert_non_null(strstr(why, "cuDNN 10.1.0"));
+    assert_int_equal(cux_cudnn_refusal(why, sizeof why, 91000, 12080, 13000, 91900), -1);
+    assert_non_null(strstr(why, "built for CUDA 12.8"));
+    assert_non_null(strstr(why, "runs CUDA 13.0"));
+}
+
+/* ---- sticky CUDA errors (plan/sticky.c) ---- */
+
+/* One failure that loses a device's context is reported once, by the call that met it, and
+ * every later call on that device names it instead of failing with an unrelated-looking error
+ * of its own (before, every later conformance case failed, each with whatever call met the
+ * sticky error first). */
+static void test_sticky_errors(void **state)
+{
+    (void)state;
+    cux_sticky_reset();
+    assert_true(cux_cuda_sticky(700));  /* cudaErrorIllegalAddress */
+    assert_true(cux_cuda_sticky(719));  /* cudaErrorLaunchFailure */
+    assert_true(cux_cuda_sticky(710));  /* cudaErrorAssert */
+    assert_false(cux_cuda_sticky(0));   /* success */
+    assert_false(cux_cuda_sticky(2));   /* cudaErrorMemoryAllocation: the context lives on */
+    assert_false(cux_cuda_sticky(1));   /* cudaErrorInvalidValue */
+    assert_false(cux_cuda_sticky(600)); /* cudaErrorNotReady */
+    char why[1024];
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 1, "compile"), 0);
+    cux_sticky_note(1, "op 5 CONV2D (layer conv2): synchronize: cudaErrorIllegalAddress: an "
+                       "illegal memory access was encountered");
+    cux_sticky_note(1, "compile: cudaMalloc: cudaErrorIllegalAddress: (a consequence)");
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 0, "compile"), 0); /* another device */
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 1, "compile"), -1);
+    assert_non_null(strstr(why, "compile: device 1 is unusable"));
+    assert_non_null(
+        strstr(why, "(op 5 CONV2D (layer conv2): synchronize: cudaErrorIllegalAddress"));
+    assert_null(strstr(why, "a consequence")); /* the first failure only */
+    assert_null(strstr(why, "cuda: "));        /* the host names the plugin, the plugin does not */
+    cux_sticky_reset();
+    assert_int_equal(cux_sticky_refusal(why, sizeof why, 1, "compile"), 0);
+}
+
 /* ---- memory reuse on a chain ---- */
 
 static void test_memory_reuse(void **state)
@@ -707,7 +1004,7 @@ static void test_memory_reuse(void **state)
 static void test_peak(void **state)
 {
     (void)state;
-    double f[XPB_PRECISION_COUNT];
+    double f[XPB_PEAK_SLOTS];
     cux_peak_flops(7, 5, 40, 1590000, f); /* Tesla T4: 8.1 TFLOPS fp32, 65 fp16 */
     assert_true(fabs(f[XPB_PRECISION_FP32] / 8.1e12 - 1.0) < 0.01);
     assert_true(fabs(f[XPB_PRECISION_FP16_MIXED] / 65.0e12 - 1.0) < 0.01);
@@ -724,10 +1021,31 @@ static void test_peak(void **state)
     cux_peak_flops(9, 0, 132, 1830000, f); /* H100 SXM5: 989 fp16 dense */
     assert_true(fabs(f[XPB_PRECISION_FP16_MIXED] / 989.4e12 - 1.0) < 0.01);
     cux_peak_flops(12, 0, 100, 2000000, f); /* a part the table does not know: unknown */
-    for (int p = 0; p < XPB_PRECISION_COUNT; p++)
+    for (int p = 0; p < XPB_PEAK_SLOTS; p++)
         assert_true(f[p] == 0.0);
     assert_null(cux_sm_rates_of(6, 1));
     assert_string_equal(cux_sm_rates_of(7, 5)->arch, "Turing");
+}
+
+/* The datasheet bandwidth by the driver's device names; a model number inside a longer one
+ * ("A10" in "A100", "L4" in "L40S") is not that model. */
+static void test_datasheet_bandwidth(void **state)
+{
+    (void)state;
+    assert_true(cux_datasheet_bandwidth("Tesla T4") == 320e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A100-SXM4-40GB") == 1555e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A100-SXM4-80GB") == 2039e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A100 80GB PCIe") == 1935e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A10") == 600e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA A10G") == 600e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA L4") == 300e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA L40S") == 864e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA H100 80GB HBM3") == 3350e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA H100 PCIe") == 2000e9);
+    assert_true(cux_datasheet_bandwidth("Tesla V100-SXM2-16GB") == 900e9);
+    assert_true(cux_datasheet_bandwidth("NVIDIA GeForce RTX 4090") == 0.0); /* not in the table */
+    assert_true(cux_datasheet_bandwidth("NVIDIA A1000") == 0.0);
+    assert_true(cux_datasheet_bandwidth(NULL) == 0.0);
 }
 
 static void test_reasons(void **state)
@@ -1061,13 +1379,13 @@ static void test_nccl_host_side(void **state)
                                       "network error",
                                       "NET/Socket : peer closed connection"),
                      XPB_DEVICE_ERROR);
-    assert_string_equal(msg, "cuda: op 40 ALL_REDUCE (layer conv1): rank 1 of 2 (device 1): "
+    assert_string_equal(msg, "op 40 ALL_REDUCE (layer conv1): rank 1 of 2 (device 1): "
                              "ncclAllReduce: remote process exited or there was a network "
                              "error: NET/Socket : peer closed connection (run with "
                              "NCCL_DEBUG=INFO for NCCL's own account)");
     cux_nccl_message(msg, sizeof msg, "compile", 0, 4, 0, "ncclCommInitRank",
                      "unhandled cuda error (run with NCCL_DEBUG=INFO for details)", NULL);
-    assert_string_equal(msg, "cuda: compile: rank 0 of 4 (device 0): ncclCommInitRank: "
+    assert_string_equal(msg, "compile: rank 0 of 4 (device 0): ncclCommInitRank: "
                              "unhandled cuda error (run with NCCL_DEBUG=INFO for details)");
     /* the wait limit: the host's XPB_DP_TIMEOUT */
     unsetenv("XPB_DP_TIMEOUT");
@@ -1092,13 +1410,26 @@ static void test_nccl_host_side(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_model),       cmocka_unit_test(test_fusion_vgg16),
-        cmocka_unit_test(test_fusion_resnet18),   cmocka_unit_test(test_fusion_cyclegan),
-        cmocka_unit_test(test_layouts_and_types), cmocka_unit_test(test_reshape),
-        cmocka_unit_test(test_loss_scaling),      cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_memory_reuse),      cmocka_unit_test(test_peak),
-        cmocka_unit_test(test_reasons),           cmocka_unit_test(test_tune_cache),
-        cmocka_unit_test(test_all_reduce),        cmocka_unit_test(test_all_reduce_refusals),
+        cmocka_unit_test(test_every_model),
+        cmocka_unit_test(test_fusion_vgg16),
+        cmocka_unit_test(test_fusion_resnet18),
+        cmocka_unit_test(test_fusion_cyclegan),
+        cmocka_unit_test(test_layouts_and_types),
+        cmocka_unit_test(test_reshape),
+        cmocka_unit_test(test_loss_scaling),
+        cmocka_unit_test(test_loss_scaling_invisible),
+        cmocka_unit_test(test_loss_scale_headroom),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_opset3_refused),
+        cmocka_unit_test(test_engine_policies),
+        cmocka_unit_test(test_sticky_errors),
+        cmocka_unit_test(test_memory_reuse),
+        cmocka_unit_test(test_peak),
+        cmocka_unit_test(test_datasheet_bandwidth),
+        cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_tune_cache),
+        cmocka_unit_test(test_all_reduce),
+        cmocka_unit_test(test_all_reduce_refusals),
         cmocka_unit_test(test_nccl_host_side),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,296 @@
+/* Linear layers on cuBLASLt. The program's matrices are row-major; cuBLASLt's are column-major,
+ * and a row-major M is the column-major M^T, so each op is written for the transposes:
+ *
+ *   LINEAR              y[N,O] = x[N,I] w[O,I]^T   ->  y^T[O,N] = op(w)[O,I] x^T[I,N],  op = T
+ *   LINEAR_BWD_DATA     dx[N,I] = dy[N,O] w[O,I]   ->  dx^T[I,N] = w^T[I,O] dy^T[O,N]
+ *   LINEAR_BWD_WEIGHTS  dw[O,I] = dy^T x            ->  dw^T[I,O] = x^T[I,N] op(dy^T)[N,O], op = T
+ *
+ * (m, n, k) = (O, N, I), (I, N, O), (I, O, N). Inputs are read in the policy's type, the output
+ * is written in its storage type (fp32 outputs from 16-bit inputs are one of cuBLASLt's
+ * documented type combinations), accumulation is fp32, and TF32 is used only under the tf32
+ * policy (CUBLAS_COMPUTE_32F_FAST_TF32). LINEAR's bias and a ReLU are cuBLASLt epilogues
+ * (BIAS, RELU, RELU_BIAS); LeakyReLU and tanh, which cuBLASLt has not, run as the own epilogue
+ * kernel after the matmul. Under the 16-bit policies the heuristics may only propose split-K
+ * reductions in the compute type (fp32), never in the 16-bit output type (plan/engines.c). The
+ * algorithm is chosen among cuBLASLt's heuristic answers that run on the real operands: the
+ * first, or with timing the fastest, once per shape and process (plan/tune_cache.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "glue/arena.h"
+#include "glue/matmul.h"
+#include "glue/status.h"
+#include "glue/tuning.h"
+#include "plan/engines.h"
+#include "plan/plan_error.h"
+#include "plan/tune_cache.h"
+
+#define CUX_MM_ALGOS 8
+#define CUX_MM_WORKSPACE ((size_t)32 << 20)
+#define CUX_MM_RUNS 3
+
+/* plan/engines.h restates these so that it needs no cuBLASLt header. */
+_Static_assert(CUX_LT_REDUCTION_COMPUTE_TYPE == (int)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
+               "compute-type reduction");
+_Static_assert(CUX_LT_REDUCTION_ALL == (int)CUBLASLT_REDUCTION_SCHEME_MASK, "every reduction");
+
+static cudaDataType_t cuda_type(int type)
+{
+    switch (type) {
+    case CUX_F16:
+        return CUDA_R_16F;
+    case CUX_BF16:
+        return CUDA_R_16BF;
+    default:
+        return CUDA_R_32F;
+    }
+}
+
+typedef struct mm_key {
+    int32_t kind, epilogue, precision, ta, tb, td;
+    int64_t m, n, k;
+} mm_key;
+
+typedef struct mm_choice {
+    cublasLtMatmulAlgo_t algo;
+    uint64_t workspace;
+} mm_choice;
+
+static float alpha_one = 1.0f, beta_zero = 0.0f;
+
+/* One run of a candidate algorithm (tuning.h's cux_candidate_run), on the tuning scratch. */
+struct trial {
+    uint32_t op;
+    cux_mm_run *m;
+    const cublasLtMatmulAlgo_t *algo;
+    size_t ws_bytes;
+};
+
+static xpb_status run_algo(xpb_executable *exe, void *ctx)
+{
+    const struct trial *t = ctx;
+    const cux_mm_run *m = t->m;
+    CUX_CUBLAS(exe, t->op,
+               cublasLtMatmul(exe->be->lt, m->desc, &alpha_one, m->pa, m->a, m->pb, m->b,
+                              &beta_zero, m->pd, m->d, m->pd, m->d, t->algo, exe->tune_ws,
+                              t->ws_bytes, exe->be->stream),
+               "cublasLtMatmul (trial run)");
+    return XPB_OK;
+}
+
+void cux_mm_free(cux_mm_run *m)
+{
+    if (m->d)
+        cux_released_lt(cublasLtMatrixLayoutDestroy(m->d), "matmul layout");
+    if (m->b)
+        cux_released_lt(cublasLtMatrixLayoutDestroy(m->b), "matmul layout");
+    if (m->a)
+        cux_released_lt(cublasLtMatrixLayoutDestroy(m->a), "matmul layout");
+    if (m->desc)
+        cux_released_lt(cublasLtMatmulDescDestroy(m->desc), "matmul descriptor");
+    memset(m, 0, sizeof *m);
+}
+
+/* Creates the descriptor and layouts of step `s` with `epilogue` (and the bias pointer). */
+static xpb_status describe(xpb_executable *exe, const cux_step *s, cublasLtEpilogue_t epilogue,
+                           cux_mm_run *m, mm_key *key)
+{
+    const xpb_op *op = xpb_program_op(exe->prog, s->op);
+    /* x, w are the op's inputs 0 and 1: (x, w), (dy, w) or (dy, x) */
+    const cux_view *x = &s->in[0], *w = &s->in[1], *y = &s->out[0];
+    int64_t rows = x->dims[0]; /* N for LINEAR/_BWD_DATA (x = x or dy) and _BWD_WEIGHTS (x = dy) */
+    int64_t M, N, K, lda, ldb;
+    cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
+    const cux_view *A, *B;
+    int64_t a_rows, a_cols, b_rows, b_cols;
+    switch (op->kind) {
+    case XPB_OP_LINEAR: /* x[N,I], w[O,I] */
+        M = w->dims[0], N = rows, K = x->dims[1];
+        A = w, ta = CUBLAS_OP_T, a_rows = K, a_cols = M, lda = K;
+        B = x, b_rows = K, b_cols = N, ldb = K;
+        break;
+    case XPB_OP_LINEAR_BWD_DATA: /* dy[N,O], w[O,I] */
+        M = w->dims[1], N = rows, K = w->dims[0];
+        A = w, a_rows = M, a_cols = K, lda = M;
+        B = x, b_rows = K, b_cols = N, ldb = K;
+        break;
+    default: /* LINEAR_BWD_WEIGHTS: dy[N,O] (in 0), x[N,I] (in 1) -> dw[O,I] */
+        M = w->dims[1], N = x->dims[1], K = rows;
+        A = w, a_rows = M, a_cols = K, lda = M;
+        B = x, tb = CUBLAS_OP_T, b_rows = N, b_cols = K, ldb = N;
+        break;
+    }
+    cublasComputeType_t compute = exe->plan->opt.precision == XPB_PRECISION_TF32
+                                      ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : CUBLAS_COMPUTE_32F;
+    uint32_t o = s->op;
+    CUX_CUBLAS(exe, o, cublasLtMatmulDescCreate(&m->desc, compute, CUDA_R_32F),
+               "matmul descriptor");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
+               "matmul transa");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
+               "matmul transb");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue),
+               "matmul epilogue");
+    if (epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) {
+        const void *bias = cux_ptr(exe, s->bias.buf);
+        CUX_CUBLAS(exe, o,
+                   cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                  sizeof bias),
+                   "matmul bias");
+    }
+    CUX_CUBLAS(exe, o,
+               cublasLtMatrixLayoutCreate(&m->a, cuda_type(A->type), (uint64_t)a_rows,
+                                          (uint64_t)a_cols, lda),
+               "matmul layout A");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatrixLayoutCreate(&m->b, cuda_type(B->type), (uint64_t)b_rows,
+                                          (uint64_t)b_cols, ldb),
+               "matmul layout B");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatrixLayoutCreate(&m->d, cuda_type(y->type), (uint64_t)M, (uint64_t)N, M),
+               "matmul layout D");
+    m->pa = cux_ptr(exe, A->buf);
+    m->pb = cux_ptr(exe, B->buf);
+    m->pd = cux_ptr(exe, y->buf);
+    memset(key, 0, sizeof *key);
+    key->kind = (int32_t)op->kind;
+    key->epilogue = (int32_t)epilogue;
+    key->precision = (int32_t)exe->plan->opt.precision;
+    key->ta = A->type;
+    key->tb = B->type;
+    key->td = y->type;
+    key->m = M;
+    key->n = N;
+    key->k = K;
+    return XPB_OK;
+}
+
+/* The cuBLASLt epilogue step `s` asks for, in the fused form (`fused` 1) or none. */
+static cublasLtEpilogue_t epilogue_of(const cux_step *s, int fused)
+{
+    int bias = s->bias.buf != CUX_NONE, relu = s->act == CUX_ACT_RELU;
+    if (!fused)
+        return CUBLASLT_EPILOGUE_DEFAULT;
+    if (bias)
+        return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/* cuBLASLt's heuristic answers for m's descriptor (at most CUX_MM_ALGOS into res, *found of
+ * them), with the workspace cap and the reduction schemes the output type allows. */
+static xpb_status heuristics(xpb_executable *exe, const cux_step *s, cux_mm_run *m,
+                             cublasLtMatmulHeuristicResult_t *res, int *found)
+{
+    cublasLtMatmulPreference_t pref;
+    size_t cap = CUX_MM_WORKSPACE;
+    uint32_t schemes = cux_lt_reduction_mask(s->out[0].type);
+    *found = 0;
+    CUX_CUBLAS(exe, s->op, cublasLtMatmulPreferenceCreate(&pref), "matmul preference");
+    cublasStatus_t b = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &cap, sizeof cap);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                 &schemes, sizeof schemes);
+    if (b == CUBLAS_STATUS_SUCCESS)
+        b = cublasLtMatmulAlgoGetHeuristic(exe->be->lt, m->desc, m->a, m->b, m->d, m->d, pref,
+                                           CUX_MM_ALGOS, res, found);
+    cux_released_lt(cublasLtMatmulPreferenceDestroy(pref), "matmul preference");
+    if (b != CUBLAS_STATUS_SUCCESS)
+        *found = 0; /* nothing for this form of the matmul */
+    return XPB_OK;
+}
+
+/* The algorithm of m among res[0..found): the cached choice of `key`, else the first that runs
+ * (timing off) or the fastest of those that run. XPB_UNSUPPORTED when none ran. */
+static xpb_status choose_algo(xpb_executable *exe, const cux_step *s, cux_mm_run *m,
+                              const mm_key *key, const cublasLtMatmulHeuristicResult_t *res,
+                              int found)
+{
+    mm_choice choice;
+    int device = exe->be->device, tuning = cux_tuning_on(), pick = -1;
+    if (cux_tune_find(CUX_TUNE_MATMUL, device, key, sizeof *key, &choice, sizeof choice)) {
+        m->algo = choice.algo;
+        m->workspace = (size_t)choice.workspace;
+        return XPB_OK;
+    }
+    double best = -1.0;
+    xpb_status worst = XPB_UNSUPPORTED;
+    for (int i = 0; i < found && !(pick >= 0 && !tuning); i++) {
+        struct trial t = {s->op, m, &res[i].algo, res[i].workspaceSize};
+        double sec = 0.0;
+        xpb_status st = cux_tune_scratch(exe, res[i].workspaceSize);
+        if (st == XPB_OK)
+            st = cux_try_candidate(exe, s->op, run_algo, &t, tuning ? CUX_MM_RUNS : 0, &sec);
+        if (st == XPB_DEVICE_ERROR || st == XPB_OUT_OF_MEMORY)
+            return st;
+        if (st == XPB_INTERNAL)
+            worst = st;
+        if (st == XPB_OK && (pick < 0 || sec < best)) {
+            best = sec;
+            pick = i;
+        }
+    }
+    if (pick < 0)
+        return worst; /* the last failure is in exe->err */
+    m->algo = res[pick].algo;
+    m->workspace = res[pick].workspaceSize;
+    memset(&choice, 0, sizeof choice);
+    choice.algo = m->algo;
+    choice.workspace = m->workspace;
+    if (tuning)
+        cux_tune_add(CUX_TUNE_MATMUL, device, key, sizeof *key, &choice, sizeof choice);
+    return XPB_OK;
+}
+
+xpb_status cux_mm_prepare(xpb_executable *exe, uint32_t g)
+{
+    cux_run_step *rs = &exe->steps[g];
+    const cux_step *s = rs->step;
+    cux_mm_run *m = &rs->mm;
+    cublasLtMatmulHeuristicResult_t res[CUX_MM_ALGOS];
+    mm_key key;
+    xpb_status st = XPB_UNSUPPORTED;
+    /* with cuBLASLt's epilogue when it has one for the step, else plain and the own kernel */
+    for (int fused = 1; fused >= 0 && st != XPB_OK; fused--) {
+        int found = 0;
+        cux_mm_free(m);
+        if ((st = describe(exe, s, epilogue_of(s, fused), m, &key)) != XPB_OK ||
+            (st = heuristics(exe, s, m, res, &found)) != XPB_OK)
+            return st;
+        st = found ? choose_algo(exe, s, m, &key, res, found) : XPB_UNSUPPORTED;
+        if (st == XPB_DEVICE_ERROR || st == XPB_OUT_OF_MEMORY || st == XPB_INTERNAL)
+            return st;
+        m->fused_act = st == XPB_OK && fused && s->act == CUX_ACT_RELU;
+        /* an epilogue kernel still runs for an activation cuBLASLt lacks, or for a bias it
+         * could not take */
+        rs->epilogue =
+            st == XPB_OK && ((fused && s->act != CUX_ACT_NONE && s->act != CUX_ACT_RELU) ||
+                             (!fused && (s->bias.buf != CUX_NONE || s->act != CUX_ACT_NONE)));
+        rs->epilogue_bias = st == XPB_OK && !fused && s->bias.buf != CUX_NONE;
+    }
+    if (st != XPB_OK) {
+        char label[256];
+        cux_op_label(exe->prog, s->op, label, sizeof label);
+        return cux_error_msg(exe->err, XPB_UNSUPPORTED,
+                             "%s: cuBLASLt has no algorithm that runs this matmul (m %lld, n %lld, "
+                             "k %lld)",
+                             label, (long long)key.m, (long long)key.n, (long long)key.k);
+    }
+    return XPB_OK;
+}
+
+xpb_status cux_mm_enqueue(xpb_executable *exe, cux_run_step *rs)
+{
+    cux_mm_run *m = &rs->mm;
+    CUX_CUBLAS(exe, rs->step->op,
+               cublasLtMatmul(exe->be->lt, m->desc, &alpha_one, m->pa, m->a, m->pb, m->b,
+                              &beta_zero, m->pd, m->d, m->pd, m->d, &m->algo, exe->workspace,
+                              m->workspace, exe->be->stream),
+               "cublasLtMatmul");
+    return XPB_OK;
+}

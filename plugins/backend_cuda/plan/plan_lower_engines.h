@@ -1,0 +1,16 @@
+/* Lowering of convolutions and linear layers (plan_lower_engines.c). */
+#ifndef XPB_CUX_PLAN_LOWER_ENGINES_H
+#define XPB_CUX_PLAN_LOWER_ENGINES_H
+
+#include <stdint.h>
+
+#include "plan/plan_types.h"
+
+/* Op `i` (a convolution of any mode, transposed or not) as a cuDNN step, with its conversions,
+ * folding and bias gradient. */
+xpb_status cux_lower_conv(cux_plan *plan, uint32_t i);
+/* Op `i` (LINEAR, LINEAR_BWD_DATA, LINEAR_BWD_WEIGHTS) as a cuBLASLt step, with its bias
+ * gradient. */
+xpb_status cux_lower_linear(cux_plan *plan, uint32_t i);
+
+#endif
