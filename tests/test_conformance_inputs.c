@@ -244,7 +244,7 @@ static void test_bf16_inputs_do_not_sum_exactly(void **state)
         const xpb_tensor_desc *dy = &c->t[op->inputs[0]];
         if (xpb_tensor_numel(dy) / dy->dims[1] < 16) /* terms per element: N * OH * OW */
             continue;
-        void **in = xpb_ct_inputs(c, 42 * 7919u + c->n_t, 1);
+        void **in = xpb_ct_inputs(c, 42 * 7919u + c->n_t, XPB_CT_ROUND_BF16);
         assert_non_null(in);
         float *ref = weight_gradient(c, op, in, SUM_DOUBLE);
         float *reversed = weight_gradient(c, op, in, SUM_FLOAT_REVERSED);
@@ -260,6 +260,42 @@ static void test_bf16_inputs_do_not_sum_exactly(void **state)
     assert_true(cases >= 5);
 }
 
+/* Under a 16-bit policy every float input is a number that policy stores exactly, rounded to
+ * nearest even: what bf16 and fp16 (the compiler's own _Float16 conversion) give back
+ * unchanged, and the nearest of them (the inputs of the fp16 L1 loss case differed from their
+ * target below fp16's precision, so a backend storing them in fp16 saw a tie the reference did
+ * not). */
+static void test_inputs_rounded_for_16_bit_policies(void **state)
+{
+    (void)state;
+    int64_t checked = 0;
+    for (size_t i = 0; i < catalogue.n && checked < 200000; i++) {
+        const xpb_ct_case *c = &catalogue.v[i];
+        void **raw = xpb_ct_inputs(c, 42, XPB_CT_ROUND_NONE);
+        void **half = xpb_ct_inputs(c, 42, XPB_CT_ROUND_FP16);
+        void **bf = xpb_ct_inputs(c, 42, XPB_CT_ROUND_BF16);
+        assert_true(raw && half && bf);
+        for (uint32_t t = 0; t < c->n_t; t++) {
+            if (!raw[t] || c->init[t] == XPB_CT_INIT_LABELS)
+                continue;
+            const float *r = raw[t], *h = half[t], *b = bf[t];
+            for (int64_t j = 0; j < xpb_tensor_numel(&c->t[t]); j++, checked++) {
+                assert_true(h[j] == (float)(_Float16)r[j]);
+                union {
+                    float f;
+                    uint32_t u;
+                } bits = {.f = b[j]};
+                assert_true((bits.u & 0xffffu) == 0);
+                assert_true(fabsf(b[j] - r[j]) <= 0x1p-8f * fabsf(r[j]));
+            }
+        }
+        xpb_ct_buffers_free(raw);
+        xpb_ct_buffers_free(half);
+        xpb_ct_buffers_free(bf);
+    }
+    assert_true(checked > 10000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_long_sums),
         cmocka_unit_test(test_order_shows_and_low_precision_fails),
         cmocka_unit_test(test_bf16_inputs_do_not_sum_exactly),
+        cmocka_unit_test(test_inputs_rounded_for_16_bit_policies),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -118,11 +118,20 @@ void xpb_ct_catalogue3(xpb_ct_list *l, int quick);
 
 /* ---- inputs (conformance_inputs.c) ---- */
 
+/* How xpb_ct_inputs rounds the floats it writes. */
+enum {
+    XPB_CT_ROUND_NONE = 0,
+    XPB_CT_ROUND_BF16 = 1, /* to the nearest bf16 (bf16-mixed) */
+    XPB_CT_ROUND_FP16 = 2, /* to the nearest fp16 (fp16-mixed) */
+};
+
 /* The host-written inputs of case `c` from `seed`: XPB_CT_MAX_TENSORS buffers, one per
- * tensor that has an init (NULL for the others), every float rounded to bf16 when `round_bf16`
- * (so that both sides see the same numbers under reduced precision). Owned by the caller
- * (xpb_ct_buffers_free); NULL when out of memory. */
-void **xpb_ct_inputs(const xpb_ct_case *c, uint64_t seed, int round_bf16);
+ * tensor that has an init (NULL for the others), every float rounded as `round` says (a
+ * XPB_CT_ROUND_*: under a 16-bit policy the inputs are numbers the policy's storage holds, so
+ * that both sides see the same numbers: an L1 loss whose prediction and target differ only
+ * below fp16's precision would otherwise have its sign decided by the rounding). Owned by the
+ * caller (xpb_ct_buffers_free); NULL when out of memory. */
+void **xpb_ct_inputs(const xpb_ct_case *c, uint64_t seed, int round);
 
 /* Frees XPB_CT_MAX_TENSORS buffers and the array; NULL is a no-op. */
 void xpb_ct_buffers_free(void **buffers);

@@ -34,6 +34,29 @@ static float bf16_round(float f)
     return x.f;
 }
 
+/* The nearest fp16-representable float (round to nearest even; the inputs stay far below
+ * fp16's largest number). */
+static float fp16_round(float f)
+{
+    float a = fabsf(f);
+    if (a < 0x1p-14f) /* fp16's subnormals: multiples of 2^-24 */
+        return rintf(f * 0x1p24f) * 0x1p-24f;
+    union {
+        float f;
+        uint32_t u;
+    } x = {.f = f};
+    x.u += 0xfffu + ((x.u >> 13) & 1u);
+    x.u &= 0xffffe000u;
+    return x.f;
+}
+
+static float rounded(float v, int round)
+{
+    return round == XPB_CT_ROUND_BF16   ? bf16_round(v)
+           : round == XPB_CT_ROUND_FP16 ? fp16_round(v)
+                                        : v;
+}
+
 /* A uniform draw in [0, 1) from the stream s (53 bits). */
 static double uniform(uint64_t *s)
 {
@@ -61,8 +84,7 @@ static float value(const xpb_ct_case *c, uint32_t t, int64_t numel, double u, ui
 }
 
 /* Fills tensor t of c (numel elements) into buf from the stream s. */
-static void fill(void *buf, const xpb_ct_case *c, uint32_t t, int64_t numel, uint64_t *s,
-                 int round_bf16)
+static void fill(void *buf, const xpb_ct_case *c, uint32_t t, int64_t numel, uint64_t *s, int round)
 {
     for (int64_t i = 0; i < numel; i++) {
         double u = uniform(s);
@@ -71,7 +93,7 @@ static void fill(void *buf, const xpb_ct_case *c, uint32_t t, int64_t numel, uin
             continue;
         }
         float v = value(c, t, numel, u, s);
-        ((float *)buf)[i] = round_bf16 ? bf16_round(v) : v;
+        ((float *)buf)[i] = rounded(v, round);
     }
 }
 
@@ -84,7 +106,7 @@ void xpb_ct_buffers_free(void **b)
     free(b);
 }
 
-void **xpb_ct_inputs(const xpb_ct_case *c, uint64_t seed, int round_bf16)
+void **xpb_ct_inputs(const xpb_ct_case *c, uint64_t seed, int round)
 {
     void **data = calloc(XPB_CT_MAX_TENSORS, sizeof *data);
     if (!data)
@@ -98,7 +120,7 @@ void **xpb_ct_inputs(const xpb_ct_case *c, uint64_t seed, int round_bf16)
             xpb_ct_buffers_free(data);
             return NULL;
         }
-        fill(data[t], c, t, n, &s, round_bf16);
+        fill(data[t], c, t, n, &s, round);
     }
     return data;
 }

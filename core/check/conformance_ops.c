@@ -144,8 +144,10 @@ void xpb_ct_run_case(xpb_ct_result *r, const xpb_ct_side *test, const xpb_ct_sid
         snprintf(r->msg, sizeof r->msg, "internal: the case does not fit the suite's arrays");
         return;
     }
-    int bf16 = opt->precision == XPB_PRECISION_BF16_MIXED;
-    void **in = xpb_ct_inputs(c, opt->seed * 7919u + (uint64_t)c->n_t, bf16);
+    int round = opt->precision == XPB_PRECISION_BF16_MIXED   ? XPB_CT_ROUND_BF16
+                : opt->precision == XPB_PRECISION_FP16_MIXED ? XPB_CT_ROUND_FP16
+                                                             : XPB_CT_ROUND_NONE;
+    void **in = xpb_ct_inputs(c, opt->seed * 7919u + (uint64_t)c->n_t, round);
     void **a = NULL, **b = NULL;
     if (!in) {
         snprintf(r->msg, sizeof r->msg, "out of memory");
