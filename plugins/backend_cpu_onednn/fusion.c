@@ -35,24 +35,24 @@ static uint32_t sole_consumer(const xpb_executable *exe, uint32_t tid, uint32_t 
     for (uint32_t j = after + 1; j < exe->prog->n_ops; j++) {
         const xpb_op *op = xpb_program_op(exe->prog, j);
         for (uint32_t k = 0; k < op->n_inputs; k++)
-            if (op->inputs[k] == tid)
+            if (xpb_op_input(exe->prog, op, k) == tid)
                 return j;
     }
     return ODN_NONE;
 }
 
-static int reads(const xpb_op *op, uint32_t tid)
+static int reads(const xpb_program *p, const xpb_op *op, uint32_t tid)
 {
     for (uint32_t k = 0; k < op->n_inputs; k++)
-        if (op->inputs[k] == tid)
+        if (xpb_op_input(p, op, k) == tid)
             return 1;
     return 0;
 }
 
-static int writes(const xpb_op *op, uint32_t tid)
+static int writes(const xpb_program *p, const xpb_op *op, uint32_t tid)
 {
     for (uint32_t k = 0; k < op->n_outputs; k++)
-        if (op->outputs[k] == tid)
+        if (xpb_op_output(p, op, k) == tid)
             return 1;
     return 0;
 }
@@ -69,8 +69,8 @@ static int addend_ok(const xpb_executable *exe, uint32_t o, uint32_t i, uint32_t
     for (uint32_t k = 0; k < exe->prog->n_ops; k++) {
         const xpb_op *op = xpb_program_op(exe->prog, k);
         if (k < i)
-            written_before |= writes(op, o);
-        else if (k != j && (reads(op, o) || writes(op, o)))
+            written_before |= writes(exe->prog, op, o);
+        else if (k != j && (reads(exe->prog, op, o) || writes(exe->prog, op, o)))
             return 0;
     }
     return written_before;
