@@ -2,7 +2,8 @@
  * is test_conformance_onednn's suites, which require every op-set-3 case to pass): the run-time
  * refusals the reference makes too (an embedding index outside the table, named by its
  * position; a label outside the classes that is not the ignored one, next to an ignored row
- * that counts for nothing), and what cpu_onednn still refuses by name: an LSTM_BWD whose
+ * that counts for nothing), MATMUL with a GELU post-op at inference (fusion), and what cpu_onednn
+ * still refuses by name: an LSTM_BWD whose
  * workspace no LSTM of the program wrote, an op of op set 3 with an attribute bit unknown to
  * these headers, operands beyond xpb_op's inline arrays without inputs_all, and the LSTM
  * workspace as host data. Programs are built with the conformance suite's case language.
@@ -46,13 +47,16 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Compiles the case's program in fp32 (keep_all as given); the status, *exe on success. */
+/* Compiles the case's program in fp32 with fusion and profiling (keep_all as given); the
+ * status, *exe on success. */
 static xpb_status compile_case(xpb_executable **exe, xpb_ct_case *c, uint32_t keep_all)
 {
     xpb_ct_bind(c);
     xpb_compile_options o = {.struct_size = sizeof o,
                              .precision = XPB_PRECISION_FP32,
+                             .fusion = 1,
                              .threads = 2,
+                             .profiling = 1,
                              .keep_all = keep_all};
     *exe = NULL;
     xpb_status st = api->compile(exe, be, &c->prog, &o);
@@ -152,6 +156,52 @@ static void test_xent_ignored_and_bad_labels(void **state)
     xpb_ct_list_free(&l);
 }
 
+/* ---- fusion: MATMUL + GELU at inference is one primitive with a post-op ---- */
+
+static void test_matmul_gelu_fused(void **state)
+{
+    (void)state;
+    xpb_ct_list l = {0};
+    xpb_ct_case *c = xpb_ct_new(&l, "MATMUL+GELU", 0, "a4x8 b16x8 t2 bias, tanh");
+    assert_non_null(c);
+    uint32_t a = xpb_ct_in(c, "a", 2, 4, 8, 1, 1), b = xpb_ct_param(c, "b", 2, 16, 8, 1, 1);
+    uint32_t bias = xpb_ct_param(c, "bias", 1, 16, 1, 1, 1), y = xpb_ct_out(c, "y", 2, 4, 16, 1, 1);
+    uint32_t mid = xpb_ct_mid(c, "mid", 2, 4, 16, 1, 1);
+    xpb_ct_op(c, XPB_OP_MATMUL, 3, XPB_CT_T(a, b, bias), 1, XPB_CT_T(mid))->transpose =
+        XPB_TRANSPOSE_B;
+    xpb_ct_op(c, XPB_OP_GELU, 1, XPB_CT_T(mid), 1, XPB_CT_T(y))->approximate = XPB_GELU_TANH;
+    xpb_ct_finish(c);
+    xpb_executable *exe;
+    assert_int_equal(compile_case(&exe, c, 0), XPB_OK);
+    float va[32], vb[128], vbias[16], out[64];
+    for (int i = 0; i < 128; i++)
+        vb[i] = (float)((i * 7) % 11 - 5) * 0.1f;
+    for (int i = 0; i < 32; i++)
+        va[i] = (float)((i * 5) % 9 - 4) * 0.25f;
+    for (int i = 0; i < 16; i++)
+        vbias[i] = (float)(i - 8) * 0.05f;
+    assert_int_equal(api->write(exe, a, va, sizeof va), XPB_OK);
+    assert_int_equal(api->write(exe, b, vb, sizeof vb), XPB_OK);
+    assert_int_equal(api->write(exe, bias, vbias, sizeof vbias), XPB_OK);
+    assert_int_equal(api->run(exe, 0), XPB_OK);
+    assert_int_equal(api->read(exe, y, out, sizeof out), XPB_OK);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 16; j++) {
+            double v = vbias[j];
+            for (int k = 0; k < 8; k++)
+                v += (double)va[i * 8 + k] * vb[j * 8 + k]; /* b held [N, K] */
+            double g = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+            assert_true(fabs(out[i * 16 + j] - g) < 1e-5 * (1.0 + fabs(g)));
+        }
+    xpb_op_profile prof[2];
+    uint32_t count = 0;
+    assert_int_equal(api->profile_read(exe, prof, 2, &count), XPB_OK);
+    assert_int_equal(count, 2);
+    assert_int_equal(prof[1].fused_into, 0); /* GELU done by the product's post-op */
+    api->destroy(exe);
+    xpb_ct_list_free(&l);
+}
+
 /* ---- still refused ---- */
 
 /* An LSTM layer and its backward (T2 B1 I3 H2) into `c`, with the workspace of `ws_role`. */
@@ -244,6 +294,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedding_index_checked),
         cmocka_unit_test(test_xent_ignored_and_bad_labels),
+        cmocka_unit_test(test_matmul_gelu_fused),
         cmocka_unit_test(test_lstm_workspace_refusals),
         cmocka_unit_test(test_opset3_structure_refusals),
     };

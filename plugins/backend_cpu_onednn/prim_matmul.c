@@ -40,11 +40,13 @@ static struct mm_in mat(const xpb_executable *exe, uint32_t tid, int t, int nd)
     return m;
 }
 
-/* Emits dst = src wei (+ bias[N] broadcast over the rows). dst is tensor `y` through `yview`,
- * or, when y is XPB_NO_TENSOR, a step-private buffer of `yview` whose id goes to *tmp. */
+/* Emits dst = src wei (+ bias[N] broadcast over the rows), then post-ops `po` (NULL: none).
+ * dst is tensor `y` through `yview`, or, when y is XPB_NO_TENSOR, a step-private buffer of
+ * `yview` whose id goes to *tmp. */
 static xpb_status emit_product(xpb_executable *exe, const struct mm_in *src,
                                const struct mm_in *wei, uint32_t bias, uint32_t y,
-                               const dnnl_memory_desc_t *yview, uint32_t *tmp)
+                               const dnnl_memory_desc_t *yview, const_dnnl_post_ops_t po,
+                               uint32_t *tmp)
 {
     int nd = yview->ndims;
     int64_t n = yview->dims[nd - 1];
@@ -56,7 +58,7 @@ static xpb_status emit_product(xpb_executable *exe, const struct mm_in *src,
             "matmul descriptor");
     odn_step s;
     odn_step_init(&s, exe, ODN_STEP_PRIM);
-    xpb_status st = odn_pd_create(&s.pd, exe, &d, NULL, NULL, "matmul");
+    xpb_status st = odn_pd_create(&s.pd, exe, &d, po, NULL, "matmul");
     if (st != XPB_OK)
         return st;
     if ((st = odn_in_as(exe, &s, DNNL_ARG_SRC, src->tid, &src->md, NULL)) != XPB_OK ||
@@ -88,18 +90,20 @@ static xpb_status emit_grad(xpb_executable *exe, const struct mm_in *src, const 
         broadcast |= fd[k] != view.dims[k];
     }
     if (!broadcast)
-        return emit_product(exe, src, wei, ODN_NONE, g, &view, NULL);
+        return emit_product(exe, src, wei, ODN_NONE, g, &view, NULL, NULL);
     odn_md_tag(&full, nd, fd, dnnl_f32, nd == 4 ? dnnl_abcd : dnnl_abc);
     uint32_t tmp = ODN_NONE;
-    xpb_status st = emit_product(exe, src, wei, ODN_NONE, XPB_NO_TENSOR, &full, &tmp);
+    xpb_status st = emit_product(exe, src, wei, ODN_NONE, XPB_NO_TENSOR, &full, NULL, &tmp);
     if (st != XPB_OK)
         return st;
     return odn_emit_sum_to(exe, tmp, &full, g, &view);
 }
 
+/* The forward product; with fusion, MATMUL's activation (fusion.c) is its post-op and y the
+ * activation's output. */
 static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op, int nd)
 {
-    uint32_t tr = op->transpose, y = op->outputs[0];
+    uint32_t tr = op->transpose, y = exe->fuse[exe->cur_op].out_tensor;
     uint32_t bias = op->kind == XPB_OP_MATMUL && op->n_inputs > 2 ? op->inputs[2] : ODN_NONE;
     if (bias == XPB_NO_TENSOR)
         bias = ODN_NONE;
@@ -107,7 +111,14 @@ static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op, int nd)
     struct mm_in b = mat(exe, op->inputs[1], (tr & XPB_TRANSPOSE_B) != 0, nd);
     dnnl_memory_desc_t yview;
     odn_md_padded(&yview, T(exe, y)->ndim, T(exe, y)->dims, nd, odn_pref_dt(exe, y));
-    return emit_product(exe, &a, &b, bias, y, &yview, NULL);
+    dnnl_post_ops_t po = NULL;
+    xpb_status st = odn_fused_post_ops(&po, exe, exe->cur_op);
+    if (st != XPB_OK)
+        return st;
+    st = emit_product(exe, &a, &b, bias, y, &yview, po, NULL);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    return st;
 }
 
 static xpb_status compile_bwd(xpb_executable *exe, const xpb_op *op, int nd)
