@@ -8,9 +8,10 @@
  * it. h0, c0, h_n, c_n [B, H] are ldnc {1, 1, B, H}; x, y are tnc.
  *
  * The WORKSPACE tensor holds oneDNN's workspace followed by c_T, the last cell state (fp32
- * [B, H]): the backward primitive reads the forward's final cell state (DST_ITER_C; measured
- * on oneDNN 2.6.3: another value changes the gradients), which LSTM_BWD's operands lack. The
- * backward's DST_ITER is y's last step (not read by oneDNN, given correctly all the same).
+ * [B, H]), and the summed bias: the backward primitive reads the forward's final cell state
+ * (DST_ITER_C; measured on oneDNN 2.6.3: another value changes the gradients) and takes the
+ * bias, and LSTM_BWD's operands have neither. The backward's DST_ITER is y's last step (not
+ * read by oneDNN, given correctly all the same).
  *
  * Both directions always pass initial states: absent h0 / c0 are buffers a kernel zeroes
  * (without them, oneDNN 2.6.3's backward computes dw_hh from stale workspace: measured).
