@@ -1,7 +1,9 @@
-/* The model plugins (conv6, vgg16, resnet18, cyclegan), loaded from the build's plugin folder:
- * - parameter counts and FLOPs per sample of all seven variants against values computed
+/* The model plugins (conv6, vgg16, resnet18, cyclegan, alexnet), loaded from the build's plugin
+ * folder (the sequence models lstm and transformer: test_models_seq.c):
+ * - parameter counts and FLOPs per sample of all eight variants against values computed
  *   independently in PyTorch (tests/torch/model_numbers.py: module parameter sizes and
- *   forward hooks on every conv / transposed conv / linear layer);
+ *   forward hooks on every conv / transposed conv / linear layer; AlexNet's:
+ *   tests/torch/check_seq_models.py);
  * - shapes of key layers and parameters, initialisers, refused configurations;
  * - one training step of each model at reduced size on cpu_ref, and a loss that falls over a
  *   few steps on the fixed synthetic batch;
@@ -30,105 +32,17 @@
 #include "run/session.h"
 #include "check/verify.h"
 
-static xpb_registry *registry;
+#include "models_harness.h"
 
 static int setup(void **state)
 {
     (void)state;
-    const char *dirs[1] = {XPB_TEST_PLUGIN_DIR};
-    xpb_err err = {{0}};
-    if (xpb_registry_load(&registry, dirs, 1, &err) != XPB_OK)
-        return -1;
-    static const char *const models[4] = {"conv6", "vgg16", "resnet18", "cyclegan"};
-    for (int i = 0; i < 4; i++)
-        if (!xpb_registry_model(registry, models[i])) {
-            fprintf(stderr, "model plugin '%s' not found in %s\n", models[i], XPB_TEST_PLUGIN_DIR);
-            return -1;
-        }
-    return xpb_registry_backend(registry, "cpu_ref") ? 0 : -1;
+    static const char *const models[7] = {"conv6",   "vgg16", "resnet18",   "cyclegan",
+                                          "alexnet", "lstm",  "transformer"};
+    return mh_setup(models, 7);
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    xpb_registry_free(registry);
-    return 0;
-}
-
-/* ---- helpers ---- */
-
-/* A run of `model` (NULL variant: the model's default) with "key=value" parameters. The
- * strings are borrowed; the kv array is static storage of this helper (one config at a time). */
-static xpb_run_config config(const char *model, const char *variant, uint32_t batch, uint32_t mode,
-                             const char *params)
-{
-    static char text[256];
-    static xpb_kv kv[8];
-    size_t n = 0;
-    snprintf(text, sizeof text, "%s", params ? params : "");
-    for (char *tok = strtok(text, " "); tok && n < 8; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        kv[n++] = (xpb_kv){tok, eq + 1};
-    }
-    xpb_run_config c = {.model = (char *)model,
-                        .variant = (char *)variant,
-                        .batch = batch,
-                        .mode = mode,
-                        .precision = XPB_PRECISION_FP32,
-                        .seed = 42,
-                        .lr = NAN,
-                        .momentum = NAN,
-                        .weight_decay = NAN,
-                        .backend = "cpu_ref",
-                        .params = n ? kv : NULL,
-                        .n_params = n};
-    return c;
-}
-
-static xpb_model_program *create(const xpb_run_config *c)
-{
-    xpb_model_program *mp = NULL;
-    xpb_err err = {{0}};
-    xpb_program_options po = xpb_run_config_program(c);
-    if (xpb_model_program_create(&mp, xpb_registry_model(registry, c->model), &po, &err) != XPB_OK)
-        fail_msg("%s/%s: %s", c->model, c->variant ? c->variant : "default", err.msg);
-    return mp;
-}
-
-static uint32_t find(const xpb_model_program *mp, const char *name)
-{
-    for (uint32_t t = 0; t < mp->n_tensors; t++)
-        if (strcmp(mp->tensors[t].name, name) == 0)
-            return t;
-    return XPB_NO_TENSOR;
-}
-
-/* Asserts that tensor `name` exists with shape dims[0..ndim). */
-static void expect_shape(const xpb_model_program *mp, const char *name, uint32_t ndim, ...)
-{
-    uint32_t t = find(mp, name);
-    if (t == XPB_NO_TENSOR)
-        fail_msg("no tensor '%s'", name);
-    va_list ap;
-    va_start(ap, ndim);
-    for (uint32_t d = 0; d < ndim; d++) {
-        int64_t want = va_arg(ap, int64_t);
-        if (mp->tensors[t].ndim != ndim || mp->tensors[t].dims[d] != want)
-            fail_msg("'%s': dimension %u is %lld (ndim %u), expected %lld (ndim %u)", name, d,
-                     (long long)mp->tensors[t].dims[d], mp->tensors[t].ndim, (long long)want, ndim);
-    }
-    va_end(ap);
-}
-
-static int count_ops(const xpb_model_program *mp, uint32_t kind)
-{
-    int c = 0;
-    for (uint32_t i = 0; i < mp->n_ops; i++)
-        c += mp->ops[i].kind == kind;
-    return c;
-}
+/* ---- helpers (the others: models_harness.h) ---- */
 
 /* Trainable elements whose names start with `prefix`. */
 static int64_t params_with_prefix(const xpb_model_program *mp, const char *prefix)
@@ -139,19 +53,6 @@ static int64_t params_with_prefix(const xpb_model_program *mp, const char *prefi
             strncmp(mp->tensors[t].name, prefix, strlen(prefix)) == 0)
             n += xpb_tensor_numel(&mp->tensors[t]);
     return n;
-}
-
-static xpb_status build_status(const char *model, const char *variant, const char *params,
-                               char *msg, size_t size)
-{
-    xpb_model_program *mp = NULL;
-    xpb_err err = {{0}};
-    xpb_run_config c = config(model, variant, 1, XPB_MODE_TRAIN, params);
-    xpb_program_options po = xpb_run_config_program(&c);
-    xpb_status st = xpb_model_program_create(&mp, xpb_registry_model(registry, model), &po, &err);
-    snprintf(msg, size, "%s", err.msg);
-    xpb_model_program_free(mp);
-    return st;
 }
 
 /* ---- counts ---- */
@@ -173,6 +74,7 @@ static void test_counts(void **state)
         {"resnet18", "imagenet", 11689512, 3628146688, 10648412160},
         {"cyclegan", "small", 21204872, 35055992832, 338313609216},
         {"cyclegan", "full", 28285832, 198206029824, 1879217012736},
+        {"alexnet", "imagenet", 61100840, 1428376960, 4144577280},
     };
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         xpb_run_config c = config(expect[i].model, expect[i].variant, 1, XPB_MODE_TRAIN, NULL);
@@ -430,28 +332,73 @@ static void test_cyclegan(void **state)
                      XPB_INVALID_ARGUMENT);
 }
 
-/* Mean and standard deviation of a parameter's initial value. */
-static void init_stats(const xpb_model_program *mp, const char *name, double *mean, double *std,
-                       double *maxabs)
+/* torchvision's AlexNet; its adaptive pool at the three sizes the model builds it for. */
+static void test_alexnet(void **state)
 {
-    uint32_t t = find(mp, name);
-    if (t == XPB_NO_TENSOR)
-        fail_msg("no tensor '%s'", name);
-    int64_t n = xpb_tensor_numel(&mp->tensors[t]);
-    float *v = malloc((size_t)n * sizeof *v);
-    assert_non_null(v);
-    assert_int_equal(xpb_model_program_initial_value(mp, t, v), XPB_OK);
-    double s = 0, s2 = 0, m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        s += v[i];
-        s2 += (double)v[i] * v[i];
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    }
-    *mean = s / (double)n;
-    *std = sqrt(s2 / (double)n - *mean * *mean);
-    *maxabs = m;
-    free(v);
+    (void)state;
+    xpb_run_config c = config("alexnet", NULL, 2, XPB_MODE_TRAIN, NULL);
+    xpb_model_program *mp = create(&c);
+    expect_shape(mp, "images", 4, 2ll, 3ll, 224ll, 224ll);
+    expect_shape(mp, "features.0.weight", 4, 64ll, 3ll, 11ll, 11ll);
+    expect_shape(mp, "features.0", 4, 2ll, 64ll, 55ll, 55ll);
+    expect_shape(mp, "features.5", 4, 2ll, 192ll, 13ll, 13ll);
+    expect_shape(mp, "features.12", 4, 2ll, 256ll, 6ll, 6ll); /* adaptive pool: identity */
+    expect_shape(mp, "flatten", 2, 2ll, 9216ll);
+    expect_shape(mp, "classifier.1.weight", 2, 4096ll, 9216ll);
+    expect_shape(mp, "classifier.3", 2, 2ll, 4096ll);
+    expect_shape(mp, "classifier.6.bias", 1, 1000ll);
+    assert_int_equal(find(mp, "avgpool"), XPB_NO_TENSOR);
+    assert_int_equal(count_ops(mp, XPB_OP_CONV2D), 5);
+    assert_int_equal(count_ops(mp, XPB_OP_MAXPOOL), 3);
+    assert_int_equal(count_ops(mp, XPB_OP_LINEAR), 3);
+    assert_int_equal(count_ops(mp, XPB_OP_DROPOUT), 2);
+    assert_int_equal(count_ops(mp, XPB_OP_DROPOUT_BWD), 2);
+    assert_int_equal(count_ops(mp, XPB_OP_SGD_UPDATE), 16);
+    for (uint32_t i = 0; i < mp->n_ops; i++)
+        if (mp->ops[i].kind == XPB_OP_DROPOUT)
+            assert_true(fabsf(mp->ops[i].attrs.dropout_p - 0.5f) < 1e-7f);
+    char msg[512];
+    assert_int_equal(xpb_program_validate(&mp->program, msg, sizeof msg), XPB_OK);
+    xpb_model_program_free(mp);
+
+    c = config("alexnet", "imagenet", 2, XPB_MODE_INFERENCE, NULL);
+    mp = create(&c);
+    assert_int_equal(count_ops(mp, XPB_OP_DROPOUT), 0); /* evaluation mode */
+    assert_int_equal(mp->flops_forward, 1428376960);
+    xpb_model_program_free(mp);
+    c = config("alexnet", "imagenet", 2, XPB_MODE_TRAIN, "dropout=0");
+    mp = create(&c);
+    assert_int_equal(count_ops(mp, XPB_OP_DROPOUT), 0);
+    assert_int_equal(mp->param_count, 61100840);
+    xpb_model_program_free(mp);
+
+    /* 64 pixels: a 1x1 map, repeated over 6x6 by a broadcast; 420: 12x12, 2x2 averages */
+    c = config("alexnet", "imagenet", 2, XPB_MODE_TRAIN,
+               "image_size=64 fc_width=32 num_classes=10");
+    mp = create(&c);
+    expect_shape(mp, "features.12", 4, 2ll, 256ll, 1ll, 1ll);
+    expect_shape(mp, "avgpool", 4, 2ll, 256ll, 6ll, 6ll);
+    expect_shape(mp, "classifier.1.weight", 2, 32ll, 9216ll);
+    expect_shape(mp, "classifier.6", 2, 2ll, 10ll);
+    assert_int_equal(count_ops(mp, XPB_OP_ADD_BROADCAST), 1);
+    assert_int_equal(count_ops(mp, XPB_OP_SUM_TO), 1); /* its gradient */
+    assert_int_equal(xpb_program_validate(&mp->program, msg, sizeof msg), XPB_OK);
+    xpb_model_program_free(mp);
+    c = config("alexnet", "imagenet", 1, XPB_MODE_INFERENCE, "image_size=420");
+    mp = create(&c);
+    expect_shape(mp, "features.12", 4, 1ll, 256ll, 12ll, 12ll);
+    expect_shape(mp, "avgpool", 4, 1ll, 256ll, 6ll, 6ll);
+    assert_int_equal(count_ops(mp, XPB_OP_AVGPOOL), 1);
+    xpb_model_program_free(mp);
+
+    assert_int_equal(build_status("alexnet", "imagenet", "image_size=100", msg, sizeof msg),
+                     XPB_INVALID_ARGUMENT); /* a 2x2 map */
+    assert_non_null(strstr(msg, "2x2"));
+    assert_int_equal(build_status("alexnet", "imagenet", "image_size=32", msg, sizeof msg),
+                     XPB_INVALID_ARGUMENT);
+    assert_int_equal(build_status("alexnet", "cifar", NULL, msg, sizeof msg), XPB_INVALID_ARGUMENT);
+    assert_int_equal(build_status("alexnet", "imagenet", "dropout=1", msg, sizeof msg),
+                     XPB_INVALID_ARGUMENT);
 }
 
 /* torchvision's initialisation for vgg16 and resnet18, the reference's for CycleGAN. */
@@ -490,6 +437,14 @@ static void test_initialisation(void **state)
     init_stats(mp, "G_A.model.16.bias", &mean, &std, &maxabs); /* ConvTranspose */
     assert_true(maxabs == 0);
     xpb_model_program_free(mp);
+
+    c = config("alexnet", "imagenet", 1, XPB_MODE_TRAIN, NULL); /* PyTorch's defaults */
+    mp = create(&c);
+    init_stats(mp, "features.3.weight", &mean, &std, &maxabs); /* U(+-1/sqrt(64 * 25)) */
+    assert_true(maxabs <= 1 / 40.0 && fabs(std / (1 / (40.0 * sqrt(3.0))) - 1) < 0.01);
+    init_stats(mp, "classifier.4.bias", &mean, &std, &maxabs);
+    assert_true(maxabs <= 1 / 64.0 && maxabs > 0.9 / 64.0);
+    xpb_model_program_free(mp);
 }
 
 /* ---- running the models ---- */
@@ -505,6 +460,7 @@ static const struct reduced {
     {"resnet18", "imagenet", "image_size=64", 2}, /* 2x2 in layer4: BN over 8 values */
     {"cyclegan", "small", "image_size=32 ngf=8 ndf=8", 1},
     {"cyclegan", "full", "image_size=24 ngf=4 ndf=4", 1},
+    {"alexnet", "imagenet", "image_size=64 fc_width=32 num_classes=10", 2},
 };
 #define N_REDUCED (sizeof reduced / sizeof reduced[0])
 
@@ -782,22 +738,14 @@ static void test_shipped_scenarios(void **state)
         {"resnet18-cifar-infer-b128", "resnet18", "cifar", XPB_MODE_INFERENCE, 128},
         {"resnet18-imagenet-infer-b1", "resnet18", "imagenet", XPB_MODE_INFERENCE, 1},
         {"resnet18-imagenet-infer-b128", "resnet18", "imagenet", XPB_MODE_INFERENCE, 128},
+        {"alexnet-train", "alexnet", "imagenet", XPB_MODE_TRAIN, 64},
+        {"alexnet-infer-b1", "alexnet", "imagenet", XPB_MODE_INFERENCE, 1},
+        {"alexnet-infer-b128", "alexnet", "imagenet", XPB_MODE_INFERENCE, 128},
     };
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/configs/%s.yaml", XPB_TEST_SOURCE_DIR, standard[i].file);
-        xpb_scenario *s = NULL;
-        xpb_err err = {{0}};
-        if (xpb_scenario_load(&s, path, NULL, 0, &err) != XPB_OK)
-            fail_msg("%s", err.msg);
-        assert_int_equal(s->n_runs, 1);
-        const xpb_run_config *c = &s->runs[0];
-        assert_string_equal(c->id, standard[i].file);
-        assert_string_equal(c->model, standard[i].model);
-        assert_non_null(c->variant);
-        assert_string_equal(c->variant, standard[i].variant);
-        assert_int_equal(c->mode, standard[i].mode);
-        assert_int_equal(c->batch, standard[i].batch);
+        const xpb_run_config *c;
+        xpb_scenario *s = standard_run(&c, standard[i].file, standard[i].model, standard[i].variant,
+                                       standard[i].mode, standard[i].batch);
         assert_int_equal(c->n_params, 0); /* the published architecture, nothing reduced */
         /* only VGG16-ImageNet lowers its learning rate (it diverges at the default 0.01) */
         if (strcmp(standard[i].file, "vgg16-imagenet-train") == 0)
@@ -806,21 +754,25 @@ static void test_shipped_scenarios(void **state)
             assert_true(isnan(c->lr));
         xpb_scenario_free(s);
     }
-    /* The study: four models, training, cpu_ref and cpu_onednn. */
+    /* The study: every model, training, cpu_ref and cpu_onednn. */
     xpb_scenario *s = NULL;
     xpb_err err = {{0}};
     if (xpb_scenario_load(&s, XPB_TEST_SOURCE_DIR "/configs/study.yaml", NULL, 0, &err) != XPB_OK)
         fail_msg("%s", err.msg);
-    int seen[4] = {0}, backends[2] = {0};
-    static const char *const models[4] = {"conv6", "vgg16", "resnet18", "cyclegan"};
+    int seen[7] = {0}, backends[2] = {0};
+    static const char *const models[7] = {"conv6",   "vgg16", "resnet18",   "cyclegan",
+                                          "alexnet", "lstm",  "transformer"};
     for (size_t i = 0; i < s->n_runs; i++) {
         assert_int_equal(s->runs[i].mode, XPB_MODE_TRAIN);
-        for (int m = 0; m < 4; m++)
+        for (int m = 0; m < 7; m++)
             seen[m] |= strcmp(s->runs[i].model, models[m]) == 0;
         backends[0] |= strcmp(s->runs[i].backend, "cpu_ref") == 0;
         backends[1] |= strcmp(s->runs[i].backend, "cpu_onednn") == 0;
     }
-    assert_true(seen[0] && seen[1] && seen[2] && seen[3] && backends[0] && backends[1]);
+    for (int m = 0; m < 7; m++)
+        if (!seen[m])
+            fail_msg("configs/study.yaml does not train %s", models[m]);
+    assert_true(backends[0] && backends[1]);
     xpb_scenario_free(s);
 }
 
@@ -837,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_vgg16),
         cmocka_unit_test(test_resnet18),
         cmocka_unit_test(test_cyclegan),
+        cmocka_unit_test(test_alexnet),
         cmocka_unit_test(test_initialisation),
         cmocka_unit_test(test_training_steps),
         cmocka_unit_test(test_cyclegan_phases),
@@ -844,5 +797,5 @@ int main(void)
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_quick_scenarios_run),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, mh_teardown);
 }

@@ -274,13 +274,99 @@ static void test_text(void **state)
     json_decref(b);
 }
 
+/* A document of one time-to-accuracy run whose five runs took secs[i] seconds to `target`
+ * (INFINITY: did not converge). */
+static json_t *tta_doc(const double secs[5], double target)
+{
+    json_t *d = fx_doc(NULL);
+    fx_add(d, &(fx_run){.id = "tta", .batch = 64, .tp = TIGHT(100)});
+    json_t *run = json_array_get(json_object_get(d, "runs"), 0);
+    json_object_del(run, "metrics");
+    json_object_set_new(json_object_get(run, "config"), "mode", json_string("tta"));
+    json_t *runs = json_array();
+    for (int i = 0; i < 5; i++) {
+        int conv = isfinite(secs[i]);
+        json_array_append_new(
+            runs,
+            json_pack("{s:i,s:b,s:o,s:o,s:i,s:i,s:n,s:n,s:f,s:f,s:f,s:b,s:[]}", "seed", i,
+                      "converged", conv, "seconds", conv ? json_real(secs[i]) : json_null(),
+                      "epochs", conv ? json_real(2) : json_null(), "steps", 10, "samples", 640,
+                      "joules", "energy_source", "init_seconds", 1.0, "data_wait_seconds", 0.0,
+                      "final_accuracy", 0.9, "outside_reference", 0, "curve"));
+    }
+    json_t *score = json_pack("{s:n,s:i,s:i,s:i,s:n,s:n,s:n}", "mean", "used", 3, "converged", 5,
+                              "runs", 5, "min", "max", "stdev");
+    double sorted[5];
+    memcpy(sorted, secs, sizeof sorted);
+    qsort(sorted, 5, sizeof sorted[0], fx_cmp_double);
+    double mean = (sorted[1] + sorted[2] + sorted[3]) / 3;
+    if (isfinite(mean))
+        json_object_set_new(score, "mean", json_real(mean));
+    json_object_set_new(score, "min", json_real(sorted[0]));
+    for (int i = 4; i >= 0; i--)
+        if (isfinite(sorted[i])) {
+            json_object_set_new(score, "max", json_real(sorted[i]));
+            break;
+        }
+    json_object_set_new(run, "tta",
+                        json_pack("{s:s,s:i,s:i,s:{s:f,s:f},s:f,s:f,s:i,s:o,s:o,s:O,s:n}",
+                                  "dataset", "fashion-mnist", "train_samples", 600, "test_samples",
+                                  100, "normalisation", "mean", 0.3, "std", 0.35, "target", target,
+                                  "eval_every", 1.0, "max_epochs", 10, "runs", runs, "seconds",
+                                  score, "joules", score, "reference_epochs"));
+    json_object_set_new(d, "schema_version", json_integer(3));
+    return d;
+}
+
+static void test_time_to_accuracy(void **state)
+{
+    (void)state;
+    const double base[5] = {100, 102, 98, 101, 99};
+    const double quicker[5] = {50, 51, 49, 50.5, 49.5};
+    const double missed[5] = {50, INFINITY, INFINITY, 50, 50};
+    json_t *a = tta_doc(base, 0.9), *b = tta_doc(quicker, 0.9), *c2 = tta_doc(missed, 0.9);
+    json_t *other = tta_doc(base, 0.8);
+    xpb_diff c;
+    /* twice as fast to the target: change 2x, faster, the times printed in seconds */
+    assert_int_equal(diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    const xpb_diff_row *r = row(&c, "tta");
+    assert_true(r->tta);
+    assert_int_equal(r->verdict, XPB_DIFF_FASTER);
+    assert_true(fabs(r->change.estimate - 2.0) < 0.02);
+    assert_true(fabs(r->old_tp - 100) < 1e-9);
+    char *text = printed(&c);
+    assert_non_null(strstr(text, "100.0 s to target (98.00-102.0)"));
+    assert_null(strstr(text, "old samples/s"));
+    assert_non_null(strstr(text, "time-to-accuracy runs: old and new = seconds to the target"));
+    free(text);
+    diff_free(&c);
+    /* the other way round: slower, a regression */
+    assert_int_equal(diff_docs(&c, b, a, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(row(&c, "tta")->verdict, XPB_DIFF_SLOWER);
+    assert_int_equal(c.regressions, 1);
+    diff_free(&c);
+    /* two runs of five missed the target: no time to target any more */
+    assert_int_equal(diff_docs(&c, a, c2, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(row(&c, "tta")->verdict, XPB_DIFF_BROKEN);
+    diff_free(&c);
+    /* a different target is a different measurement: not paired */
+    assert_int_equal(diff_docs(&c, a, other, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(c.count[XPB_DIFF_ONLY_OLD], 1);
+    assert_int_equal(c.count[XPB_DIFF_ONLY_NEW], 1);
+    diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c2);
+    json_decref(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_itself), cmocka_unit_test(test_slower_and_faster),
         cmocka_unit_test(test_threshold),      cmocka_unit_test(test_status_changes),
         cmocka_unit_test(test_matching),       cmocka_unit_test(test_version1_documents),
-        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text),           cmocka_unit_test(test_time_to_accuracy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

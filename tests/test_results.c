@@ -416,8 +416,8 @@ static void test_bad_values(void **state)
     (void)state;
     static const struct bad_value cases[] = {
         {"schema", "'other'", NULL, "not an xpubench results document"},
-        {"schema_version", "3", NULL,
-         "version 3 is not supported (this build reads versions 1 to 2)"},
+        {"schema_version", "4", NULL,
+         "version 4 is not supported (this build reads versions 1 to 3)"},
         {"schema_version", "0", NULL, "version 0 is not supported"},
         {"schema_version", "1.0", NULL, "not supported"},
         {"tool.name", "'other'", NULL, "expected \"xpubench\", found \"other\""},
@@ -666,7 +666,7 @@ static void test_new_document(void **state)
     json_t *doc = xpb_results_new();
     assert_non_null(doc);
     assert_string_equal(json_string_value(json_object_get(doc, "schema")), "xpubench-results");
-    assert_int_equal(json_integer_value(json_object_get(doc, "schema_version")), 2);
+    assert_int_equal(json_integer_value(json_object_get(doc, "schema_version")), 3);
     assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "tool"), "name")),
                         "xpubench");
     const char *created = json_string_value(json_object_get(doc, "created"));
@@ -718,8 +718,8 @@ static void test_load_errors(void **state)
     expect_load_failure(dir, "{\"a\": 1e999}", (size_t)-1, XPB_PARSE_ERROR, "real number overflow");
     expect_load_failure(dir, "{\"a\": 99999999999999999999}", (size_t)-1, XPB_PARSE_ERROR,
                         "too big integer");
-    expect_load_failure(dir, "{\"schema\": \"xpubench-results\", \"schema_version\": 3}",
-                        (size_t)-1, XPB_PARSE_ERROR, "bad.json: schema_version: version 3");
+    expect_load_failure(dir, "{\"schema\": \"xpubench-results\", \"schema_version\": 4}",
+                        (size_t)-1, XPB_PARSE_ERROR, "bad.json: schema_version: version 4");
 
     /* A valid document cut in half: the parser's position is in the message. */
     json_t *doc = valid_doc();

@@ -77,6 +77,41 @@ static void test_report(void **state)
     free(out);
 }
 
+/* A version-3 profile: per-call flops and bytes, the device's peak and bandwidth. conv1: 4 calls
+ * in 0.012 s, 3e9 FLOPs and 1e8 bytes a call -> 1000 GFLOP/s, 33.3 GB/s, 30 FLOP/B; the device:
+ * 2000 GFLOP/s and 50 GB/s (ridge 40): memory-bound, attainable 50 x 30 = 1500 GFLOP/s, 67%.
+ * pool1: no FLOPs, 1e7 bytes a call in 1 ms: 10 GB/s, 20% of the bandwidth. */
+static const char roof_text[] =
+    "{\"runs\": [{\"id\": \"r\", \"config\": {\"backend\": \"cpu_onednn\", \"precision\": \"fp32\"},"
+    " \"device\": {\"peak_flops\": {\"fp32\": 2e12}, \"memory_bandwidth\": 5e10,"
+    "  \"peak_flops_source\": \"measured: sgemm\", \"memory_bandwidth_source\": \"measured: triad\"},"
+    " \"profile\": ["
+    "  {\"op\": \"CONV2D\", \"layer\": \"conv1\", \"calls\": 4, \"seconds\": 0.012,"
+    "   \"fused_into\": null, \"flops\": 3000000000, \"bytes\": 100000000},"
+    "  {\"op\": \"MAXPOOL2D\", \"layer\": \"pool1\", \"calls\": 4, \"seconds\": 0.004,"
+    "   \"fused_into\": null, \"flops\": 0, \"bytes\": 10000000}"
+    " ]}]}";
+
+static void test_roofline(void **state)
+{
+    (void)state;
+    char *out = report(roof_text, 10, NULL);
+    assert_non_null(strstr(out, "roofline: peak 2000.0 GFLOP/s (measured: sgemm), memory 50.00 "
+                                "GB/s (measured: triad), ridge 40.00 FLOP/byte"));
+    const char *c1 = strstr(out, "conv1");
+    assert_non_null(c1);
+    assert_non_null(strstr(c1, "1000.00    33.33   30.000 memory      67%"));
+    const char *p1 = strstr(out, "pool1");
+    assert_non_null(p1);
+    assert_non_null(strstr(p1, "0.00    10.00    0.000 memory      20%"));
+    free(out);
+    /* a version-2 profile has no costs: dashes, and no roofline line without the limits */
+    out = report(doc_text, 10, NULL);
+    assert_null(strstr(out, "roofline:"));
+    assert_non_null(strstr(strstr(out, "conv1"), "        -        -        - -             -"));
+    free(out);
+}
+
 static void test_top_limits_the_list(void **state)
 {
     (void)state;
@@ -106,7 +141,7 @@ static void test_no_profiles(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_report), cmocka_unit_test(test_roofline),
         cmocka_unit_test(test_top_limits_the_list),
         cmocka_unit_test(test_no_profiles),
     };

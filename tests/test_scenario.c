@@ -529,7 +529,8 @@ static void test_override_errors(void **state)
         "--set zzz=1: expected a run key or params.<name> (model, variant, mode, "
         "batch, precision, allow_emulated, allow_unsupported, backend, fusion, threads, device, "
         "warmup, min_steps, "
-        "min_time, max_steps, repeats, seed, data, transfer, lr, momentum, "
+        "min_time, max_steps, repeats, seed, data, target, eval_every, max_epochs, runs, transfer, "
+        "lr, momentum, "
         "weight_decay, verify, profile, parallel, bucket_mb, scaling_baseline), found 'zzz'");
     expect_set_error(minimal, "max_steps=5",
                      "--set max_steps=5: max_steps: expected 0 (no limit) or at least min_steps "
@@ -610,13 +611,14 @@ static void test_error_unknown_keys(void **state)
         "t.yaml:4:5: expected a run key (name, model, variant, mode, batch, precision, "
         "allow_emulated, allow_unsupported, backend, fusion, threads, device, warmup, min_steps, "
         "min_time, max_steps, "
-        "repeats, seed, data, transfer, lr, momentum, weight_decay, verify, profile, parallel, "
+        "repeats, seed, data, target, eval_every, max_epochs, runs, transfer, lr, momentum, "
+        "weight_decay, verify, profile, parallel, "
         "bucket_mb, scaling_baseline, params), found 'xyzzy'");
     expect_error("name: x\nrun:\n  - model: conv6\n",
                  "t.yaml:2:1: expected a top-level key, found 'run' (did you mean 'runs'?)");
     expect_error(
         "name: x\nbatch: 3\nruns:\n  - model: a\n",
-        "t.yaml:2:1: expected a top-level key (name, description, output, baseline, defaults, "
+        "t.yaml:2:1: expected a top-level key (name, description, output, baseline, data_dir, defaults, "
         "runs), found 'batch' (run keys go under 'defaults' or into a run)");
     expect_error("name: x\ndefaults:\n  modle: a\nruns:\n  - model: a\n",
                  "t.yaml:3:3: expected a run key, found 'modle' (did you mean 'model'?)");
@@ -647,14 +649,14 @@ static void test_error_wrong_types(void **state)
                  "t.yaml:4:16: precision: expected one of fp32, tf32, bf16, fp16, bf16-mixed, "
                  "fp16-mixed, found 'fp64'");
     expect_error("name: x\nruns:\n  - model: a\n    mode: infer\n",
-                 "t.yaml:4:11: mode: expected one of train, inference, found 'infer'");
+                 "t.yaml:4:11: mode: expected one of train, inference, tta, found 'infer'");
     expect_error("name: x\nruns:\n  - model: a\n    fusion: maybe\n",
                  "t.yaml:4:13: fusion: expected true or false, found 'maybe'");
     expect_error("name: x\nruns:\n  - model: a\n    fusion: \"true\"\n",
                  "t.yaml:4:13: fusion: expected true or false, found the quoted string "
                  "\"true\"");
     expect_error("name: x\nruns:\n  - model: a\n    data: imagenet\n",
-                 "t.yaml:4:11: data: expected one of synthetic, found 'imagenet'");
+                 "t.yaml:4:11: data: expected one of synthetic, fashion-mnist, found 'imagenet'");
     expect_error("name: x\nruns:\n  - model: a\n    transfer: copy\n",
                  "t.yaml:4:15: transfer: expected one of resident, streamed, found 'copy'");
     expect_error("name: x\nruns:\n  - model: a b\n",

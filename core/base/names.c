@@ -40,7 +40,7 @@ const char *xpb_precision_name(uint32_t precision)
 
 const char *xpb_mode_name(uint32_t mode)
 {
-    return mode == XPB_MODE_INFERENCE ? "inference" : "train";
+    return mode == XPB_MODE_INFERENCE ? "inference" : mode == XPB_MODE_TTA ? "tta" : "train";
 }
 
 const char *xpb_transfer_name(uint32_t transfer)

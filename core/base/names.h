@@ -28,10 +28,11 @@ const char *xpb_precision_expected(void);
 typedef enum xpb_mode {
     XPB_MODE_TRAIN = 1,
     XPB_MODE_INFERENCE = 2,
+    XPB_MODE_TTA = 3, /* time to accuracy: train on real data until a test accuracy */
 } xpb_mode;
 
 const char *xpb_precision_name(uint32_t precision); /* "fp32", "bf16-mixed", ... */
-const char *xpb_mode_name(uint32_t mode);           /* "train", "inference" */
+const char *xpb_mode_name(uint32_t mode);           /* "train", "inference", "tta" */
 const char *xpb_transfer_name(uint32_t transfer);   /* "resident", "streamed" */
 const char *xpb_role_name(uint32_t role);           /* "param", "grad", ... */
 

@@ -60,10 +60,22 @@ static void usage(FILE *f)
 static void summary_line(const struct xpb_results_run *run)
 {
     const struct xpb_results_metrics *m = &run->metrics;
-    if (run->ok && run->has_metrics) {
+    if (run->ok && run->has_tta) {
+        const struct xpb_results_tta *t = &run->tta;
+        fprintf(stderr, "%s: ok, %lld of %lld runs reached test accuracy %.4f", run->id,
+                (long long)t->seconds.converged, (long long)t->seconds.runs, t->target);
+        if (!isnan(t->seconds.mean))
+            fprintf(stderr, ", time to target %.1f s (Olympic mean of %lld)", t->seconds.mean,
+                    (long long)t->seconds.used);
+        else
+            fprintf(stderr, ", no time to target (a scored run did not converge)");
+        fprintf(stderr, "\n");
+    } else if (run->ok && run->has_metrics) {
         fprintf(stderr, "%s: ok, %.1f samples/s, step p50 %.2f ms", run->id,
                 isnan(m->throughput.median) ? 0.0 : m->throughput.median,
                 isnan(m->step_time_s.p50) ? 0.0 : m->step_time_s.p50 * 1e3);
+        if (m->tokens_per_s > 0)
+            fprintf(stderr, ", %.0f tokens/s", m->tokens_per_s);
         if (!isnan(m->loss.first) && !isnan(m->loss.last))
             fprintf(stderr, ", loss %.4f -> %.4f", m->loss.first, m->loss.last);
         if (run->has_verification && run->verification.requested == 1)

@@ -10,26 +10,74 @@
 
 /* Whether two runs have the same configuration, the ignored keys and "extra" aside; a
  * version-1 document's run matches with the values its absent keys mean (view_config.h). */
+/* Whether two time-to-accuracy runs aimed at the same goal (their "tta" settings; a run without
+ * them, which did not finish, agrees with any). */
+static int same_goal(const struct xpb_results_run *a, const struct xpb_results_run *b)
+{
+    if (!a->has_tta || !b->has_tta)
+        return 1;
+    const struct xpb_results_tta *x = &a->tta, *y = &b->tta;
+    return x->target == y->target && x->eval_every == y->eval_every &&
+           x->max_epochs == y->max_epochs && x->dataset && y->dataset &&
+           strcmp(x->dataset, y->dataset) == 0;
+}
+
 static int same_config(const struct xpb_results_run *a, const struct xpb_results_run *b,
                        const char *const *ignore, size_t n)
 {
     return a->has_config && b->has_config &&
            xpb_results_config_same_except(&a->config, &b->config, ignore, n,
-                                          XPB_CONFIG_V1_DEFAULTS);
+                                          XPB_CONFIG_V1_DEFAULTS) &&
+           same_goal(a, b);
 }
 
-/* The verdict and change of a matched pair. */
+/* Whether a run measured time to accuracy (config.mode "tta"). */
+static int is_tta(const struct xpb_results_run *run)
+{
+    return run->has_tta || (run->config.mode && strcmp(run->config.mode, "tta") == 0);
+}
+
+/* Whether a time-to-accuracy run has a time to target (its Olympic mean). */
+static int tta_finished(const struct xpb_results_run *run)
+{
+    return run->ok && run->has_tta && isfinite(run->tta.seconds.mean);
+}
+
+/* The speeds 1 / seconds of a tta run's converged runs into out[0..cap); returns how many. */
+static size_t tta_speeds(double *out, size_t cap, const struct xpb_results_run *run)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->tta.n_runs && n < cap; i++)
+        if (run->tta.runs[i].converged == 1 && run->tta.runs[i].seconds > 0)
+            out[n++] = 1.0 / run->tta.runs[i].seconds;
+    return n;
+}
+
+/* How many times faster NEW reached the target than OLD: the ratio of the geometric means of
+ * their converged runs' speeds with its Welch 95% interval. 0, or -1 without speeds. */
+static int tta_change(xpb_interval *out, const struct xpb_results_run *old_run,
+                      const struct xpb_results_run *new_run)
+{
+    double a[128], b[128];
+    size_t na = tta_speeds(a, 128, old_run), nb = tta_speeds(b, 128, new_run);
+    return xpb_interval_ratio(out, a, na, b, nb, 0.95);
+}
+
+/* The verdict and change of a matched pair: throughput, or for time-to-accuracy runs the time
+ * to target (docs/results.md). */
 static void judge(xpb_diff_row *row, double threshold)
 {
-    int ok_old = xpb_results_run_finished(row->old_run);
-    int ok_new = xpb_results_run_finished(row->new_run);
+    int tta = is_tta(row->old_run) || is_tta(row->new_run);
+    int ok_old = tta ? tta_finished(row->old_run) : xpb_results_run_finished(row->old_run);
+    int ok_new = tta ? tta_finished(row->new_run) : xpb_results_run_finished(row->new_run);
     row->change.estimate = row->change.low = row->change.high = NAN;
     if (!ok_old || !ok_new) {
         row->verdict = ok_old ? XPB_DIFF_BROKEN : ok_new ? XPB_DIFF_FIXED : XPB_DIFF_NOT_RUN;
         row->regression = ok_old;
         return;
     }
-    if (xpb_results_speedup(&row->change, row->old_run, row->new_run) != 0) {
+    if ((tta ? tta_change(&row->change, row->old_run, row->new_run)
+             : xpb_results_speedup(&row->change, row->old_run, row->new_run)) != 0) {
         row->verdict = XPB_DIFF_SAME;
         return;
     }
@@ -46,8 +94,13 @@ static void fill_row(xpb_diff_row *row, const struct xpb_results_run *old_run,
     row->old_run = old_run;
     row->new_run = new_run;
     row->id = either->id ? either->id : "";
-    row->old_tp = old_run ? old_run->metrics.throughput.median : NAN;
-    row->new_tp = new_run ? new_run->metrics.throughput.median : NAN;
+    row->tta = is_tta(either);
+    row->old_tp = !old_run   ? NAN
+                  : row->tta ? old_run->tta.seconds.mean
+                             : old_run->metrics.throughput.median;
+    row->new_tp = !new_run   ? NAN
+                  : row->tta ? new_run->tta.seconds.mean
+                             : new_run->metrics.throughput.median;
     row->change.estimate = row->change.low = row->change.high = NAN;
     row->disturbed = (old_run && old_run->metrics.interference.flagged == 1) ||
                      (new_run && new_run->metrics.interference.flagged == 1);

@@ -1,7 +1,8 @@
 /* Run-by-run comparison of two results files, the engine of `xpubench compare OLD NEW`
  * (benchstat's role for Go): runs are matched by configuration (every config key but "extra"
  * and the keys the caller ignores must be equal; runs with the same configuration pair up in
- * order), and each pair gets the change in throughput with its 95% interval and a verdict. */
+ * order), and each pair gets the change in throughput (time-to-accuracy runs: in time to the
+ * target) with its 95% interval and a verdict. */
 #ifndef XPB_CORE_COMPARE_H
 #define XPB_CORE_COMPARE_H
 
@@ -27,10 +28,12 @@ typedef enum xpb_diff_verdict {
 typedef struct xpb_diff_row {
     const struct xpb_results_run *old_run, *new_run; /* borrowed; NULL for ONLY_* */
     const char *id;        /* the new run's id (the old one's when only in OLD) */
-    double old_tp, new_tp; /* median throughputs, NaN when the run has none */
+    int tta;               /* time-to-accuracy runs: compared by their time to target */
+    double old_tp, new_tp; /* median throughputs (tta: Olympic mean seconds to the target),
+                              NaN when the run has none */
     xpb_interval change;   /* new / old speed (ratio of the geometric means of repeat
-                              throughputs) with its Welch 95% interval; NaN when a
-                              side did not finish */
+                              throughputs; tta: of the converged runs' 1 / seconds) with its
+                              Welch 95% interval; NaN when a side did not finish */
     xpb_diff_verdict verdict;
     int regression; /* SLOWER by more than the threshold, or BROKEN */
     int disturbed;  /* metrics.interference.flagged in either run */

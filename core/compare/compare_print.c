@@ -22,6 +22,17 @@ static void throughput_text(char *buf, size_t size, const struct xpb_results_run
     }
     double lo = run->metrics.throughput.ci95_low, hi = run->metrics.throughput.ci95_high;
     xpb_report_format_number(m, sizeof m, median);
+    if (run->has_tta) { /* the time to target and the converged runs' spread */
+        lo = run->tta.seconds.min;
+        hi = run->tta.seconds.max;
+        xpb_report_format_number(l, sizeof l, lo);
+        xpb_report_format_number(h, sizeof h, hi);
+        if (isnan(lo) || isnan(hi))
+            snprintf(buf, size, "%s s to target", m);
+        else
+            snprintf(buf, size, "%s s to target (%s-%s)", m, l, h);
+        return;
+    }
     if (isnan(lo) || isnan(hi)) {
         snprintf(buf, size, "%s", m);
         return;
@@ -44,8 +55,11 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
     static const char *const headers[N_COLS] = {"run", "old samples/s", "new samples/s", "change",
                                                 "verdict"};
     char a[32], b[32], d[32];
+    int tta = 0; /* a time-to-accuracy row: the two middle columns are not all samples/s */
+    for (size_t i = 0; i < c->n; i++)
+        tta |= c->rows[i].tta;
     if (!row) {
-        snprintf(buf, size, "%s", headers[col]);
+        snprintf(buf, size, "%s", tta && col == 1 ? "old" : tta && col == 2 ? "new" : headers[col]);
     } else if (col == 0) {
         snprintf(buf, size, "%s", row->id);
     } else if (col == 1 || col == 2) {
@@ -97,6 +111,13 @@ static void summary(FILE *f, const xpb_diff *c)
             c->count[XPB_DIFF_ONLY_OLD], c->count[XPB_DIFF_ONLY_NEW]);
     fprintf(f, "change = new / old throughput - 1 (ratio of the geometric means of the repeats' "
                "throughputs, 95%% Welch interval in brackets)\n");
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].tta) {
+            fprintf(f, "time-to-accuracy runs: old and new = seconds to the target (Olympic "
+                       "mean, the converged runs' min-max in brackets); change = old / new "
+                       "time - 1, from the converged runs' speeds\n");
+            break;
+        }
     size_t matched = c->n - c->count[XPB_DIFF_ONLY_OLD] - c->count[XPB_DIFF_ONLY_NEW];
     if (matched == 0 && c->n > 0)
         fprintf(f, "nothing was compared: no run of NEW has the configuration of a run of OLD "

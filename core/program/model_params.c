@@ -84,11 +84,14 @@ static int in_range(const char *allowed, double v)
     if (!allowed)
         return 1;
     const char *dots = strstr(allowed, "..");
-    if (!dots)
+    if (!dots || dots == allowed || (size_t)(dots - allowed) >= 64)
         return 1;
-    char *end;
-    double lo = strtod(allowed, &end);
-    if (end != dots)
+    /* the bound before "..", alone: strtod would read "0..1" as "0." then stop at the second dot */
+    char low[64], *end;
+    memcpy(low, allowed, (size_t)(dots - allowed));
+    low[dots - allowed] = '\0';
+    double lo = strtod(low, &end);
+    if (*end)
         return 1;
     double hi = strtod(dots + 2, &end);
     if (*end)

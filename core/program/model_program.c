@@ -78,6 +78,22 @@ static int64_t node_flops(const xpb_graph *g, const xpb_gnode *n)
     }
 }
 
+/* The tokens of one sample of a sequence model: the length S of its I32 [batch, S] input
+ * "targets" (the tokens it predicts), else "tgt" (a translation's target side), else "tokens"
+ * (a prompt); 0 for a model without one (docs/models.md, "Sequence models"). */
+static int64_t sequence_tokens(const xpb_model_program *mp)
+{
+    static const char *const names[] = {"targets", "tgt", "tokens"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        for (uint32_t t = 0; t < mp->n_tensors; t++) {
+            const xpb_tensor_desc *d = &mp->tensors[t];
+            if (d->role == XPB_ROLE_INPUT && d->dtype == XPB_DTYPE_I32 && d->ndim == 2 &&
+                strcmp(d->name, names[k]) == 0)
+                return d->dims[1];
+        }
+    return 0;
+}
+
 static void count_model(xpb_model_program *mp, const xpb_graph *g)
 {
     mp->param_count = xpb_graph_param_count(g);
@@ -97,6 +113,11 @@ static void count_model(xpb_model_program *mp, const xpb_graph *g)
         free(need);
     }
     mp->flops_forward = g->batch ? fwd / g->batch : 0;
+    int64_t bytes = 0;
+    for (uint32_t i = 0; i < mp->n_ops; i++)
+        bytes += xpb_op_bytes(&mp->program, &mp->ops[i]);
+    mp->bytes = g->batch ? bytes / g->batch : 0;
+    mp->tokens = sequence_tokens(mp);
     mp->layers = 0;
     for (uint32_t nid = 1; nid < g->n_nodes; nid++) {
         uint32_t k = g->nodes[nid].kind;

@@ -39,6 +39,9 @@ typedef struct xpb_model_program {
     int64_t flops_forward; /* per sample, multiply-add = 2 (conv, transposed conv, linear) */
     int64_t flops_train;   /* per sample, every conv/linear op of the training program */
     uint32_t layers;       /* forward nodes that have parameters (conv, linear, norm) */
+    int64_t bytes;         /* per sample, the least every op of this program moves (op_cost.h) */
+    int64_t tokens;        /* per sample, for a sequence model (its I32 [batch, S] input
+                              "targets", else "tgt", else "tokens": S); 0 otherwise */
     xpb_optimizer_desc *optimizers; /* per phase, after scenario overrides */
 } xpb_model_program;
 

@@ -58,10 +58,18 @@ xpb_status xpb_report_interference(xpb_report *r)
     xpb_status st;
     char most_text[48];
     xpb_report_format_value(most_text, sizeof most_text, measured ? most : 0, XPB_UNIT_PERCENT);
-    if (recorded == 0)
+    size_t old_docs = 0;
+    for (size_t d = 0; d < r->n_docs; d++)
+        old_docs += r->views[d].schema_version < 2;
+    if (recorded == 0 && old_docs == r->n_docs)
         st = xpb_report_text(r, s,
                              "Not recorded: the files are older than schema version 2, "
                              "which records what other processes did during each run.");
+    else if (recorded == 0)
+        st = xpb_report_text(r, s,
+                             "Not recorded: no run of the files timed steps whose interference "
+                             "was measured (runs that did not finish, time-to-accuracy runs, "
+                             "and runs of files older than schema version 2 do not record it).");
     else if (flagged == 0)
         st = xpb_report_text(r, s,
                              "No run was disturbed: other processes took at most %s%% of the "

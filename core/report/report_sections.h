@@ -32,6 +32,10 @@ xpb_status xpb_report_threads(xpb_report *r);
  * every measured run's joules, and why energy was not measured where it was not. */
 xpb_status xpb_report_energy(xpb_report *r);
 
+/* report_tta.c: time and energy to the target of time-to-accuracy runs, with their spread and
+ * the reference check, and test accuracy against time; no section without such runs. */
+xpb_status xpb_report_tta(xpb_report *r);
+
 /* report_interference.c: the runs that other processes disturbed. */
 xpb_status xpb_report_interference(xpb_report *r);
 

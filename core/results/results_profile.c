@@ -18,7 +18,47 @@ typedef struct kind_sum {
 typedef struct op_time {
     const char *op, *layer;
     double ms;
+    double flops, bytes; /* per call; NaN when the document does not say (before version 3) */
 } op_time;
+
+/* The roofline of a run's device: its peak FLOP/s for the run's precision and its memory
+ * bandwidth (NaN when unknown), so that ridge = peak / bandwidth FLOPs per byte. */
+typedef struct roof {
+    double peak, bandwidth;
+} roof;
+
+static roof run_roof(const struct xpb_results_run *run)
+{
+    roof r = {NAN, run->device.memory_bandwidth > 0 ? run->device.memory_bandwidth : NAN};
+    for (size_t i = 0; i < run->device.n_peak_flops; i++)
+        if (run->config.precision &&
+            strcmp(run->device.peak_flops[i].key, run->config.precision) == 0 &&
+            run->device.peak_flops[i].value > 0)
+            r.peak = run->device.peak_flops[i].value;
+    return r;
+}
+
+/* "  12.3  4.56  0.81 compute  41%": an op's achieved GFLOP/s and GB/s, its intensity, the roof
+ * that binds it at that intensity, and its share of the attainable rate; dashes for what is
+ * unknown. */
+static void roof_cells(char *buf, size_t size, const op_time *o, const roof *r)
+{
+    double s = o->ms * 1e-3;
+    if (!(s > 0) || !isfinite(o->flops) || !isfinite(o->bytes) || o->bytes <= 0) {
+        snprintf(buf, size, "%9s %8s %8s %-8s %6s", "-", "-", "-", "-", "-");
+        return;
+    }
+    double flops = o->flops / s, bytes = o->bytes / s, ai = o->flops / o->bytes;
+    char bound[16] = "-", share[16] = "-";
+    if (isfinite(r->peak) && isfinite(r->bandwidth)) {
+        double attainable = fmin(r->peak, r->bandwidth * ai);
+        snprintf(bound, sizeof bound, "%s", r->bandwidth * ai < r->peak ? "memory" : "compute");
+        /* a memory-bound op with no FLOPs: its share of the bandwidth */
+        double got = o->flops > 0 ? flops / attainable : bytes / r->bandwidth;
+        snprintf(share, sizeof share, "%.0f%%", 100.0 * got);
+    }
+    snprintf(buf, size, "%9.2f %8.2f %8.3f %-8s %6s", flops * 1e-9, bytes * 1e-9, ai, bound, share);
+}
 
 /* Milliseconds one step spends in the op of profile entry `e`; -1 when the entry is unusable. */
 static double entry_ms(const struct xpb_results_profile_entry *e)
@@ -74,7 +114,9 @@ static xpb_status print_one(FILE *f, const struct xpb_results_run *run, unsigned
         kinds[k].ms += ms;
         total += ms;
         n_fused += (size_t)fused;
-        ops[n_ops++] = (op_time){op, str_or(e->layer, ""), ms};
+        ops[n_ops++] = (op_time){op, str_or(e->layer, ""), ms,
+                                 e->flops == XPB_RESULTS_NO_INT ? NAN : (double)e->flops,
+                                 e->bytes == XPB_RESULTS_NO_INT ? NAN : (double)e->bytes};
     }
     qsort(kinds, n_kinds, sizeof *kinds, kind_by_ms_desc);
     qsort(ops, n_ops, sizeof *ops, by_ms_desc);
@@ -89,10 +131,26 @@ static xpb_status print_one(FILE *f, const struct xpb_results_run *run, unsigned
         fprintf(f, "  %-26s %5u %6u %10.3f %6.1f%%\n", kinds[k].op, kinds[k].ops, kinds[k].fused,
                 kinds[k].ms, total > 0 ? 100.0 * kinds[k].ms / total : 0.0);
     if (top > 0 && n_ops > 0) {
-        fprintf(f, "  %-26s %-24s %10s %7s\n", "slowest ops", "layer", "ms/step", "share");
-        for (size_t i = 0; i < n_ops && i < top && ops[i].ms > 0; i++)
-            fprintf(f, "  %-26s %-24s %10.3f %6.1f%%\n", ops[i].op, ops[i].layer, ops[i].ms,
-                    total > 0 ? 100.0 * ops[i].ms / total : 0.0);
+        roof r = run_roof(run);
+        char cells[96];
+        if (isfinite(r.peak) && isfinite(r.bandwidth))
+            fprintf(f,
+                    "  roofline: peak %.1f GFLOP/s (%s), memory %.2f GB/s (%s), ridge %.2f "
+                    "FLOP/byte\n",
+                    r.peak * 1e-9, str_or(run->device.peak_flops_source, "the backend's"),
+                    r.bandwidth * 1e-9, str_or(run->device.memory_bandwidth_source, "measured"),
+                    r.peak / r.bandwidth);
+        fprintf(f, "  %-26s %-24s %10s %7s %9s %8s %8s %-8s %6s\n", "slowest ops", "layer",
+                "ms/step", "share", "GFLOP/s", "GB/s", "FLOP/B", "bound", "roof");
+        for (size_t i = 0; i < n_ops && i < top && ops[i].ms > 0; i++) {
+            roof_cells(cells, sizeof cells, &ops[i], &r);
+            fprintf(f, "  %-26s %-24s %10.3f %6.1f%% %s\n", ops[i].op, ops[i].layer, ops[i].ms,
+                    total > 0 ? 100.0 * ops[i].ms / total : 0.0, cells);
+        }
+        fprintf(f, "  GFLOP/s and GB/s: the op's FLOPs and least bytes per call over its time; "
+                   "FLOP/B: its arithmetic intensity; bound: the roof that limits it at that "
+                   "intensity (memory below the ridge); roof: its share of the attainable rate "
+                   "min(peak, bandwidth x FLOP/B) (of the bandwidth for an op without FLOPs)\n");
     }
     free(kinds);
     free(ops);

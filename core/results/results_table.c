@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "results/tta_table.h"
 #include "results/view.h"
 
 #define CELL 160
@@ -294,6 +295,8 @@ static void print_runs(FILE *f, const struct xpb_results_doc *v)
     int parallel = any_parallel(v);
     for (size_t r = 0; r <= n; r++) {
         const struct xpb_results_run *run = r == 0 ? NULL : &v->runs[r - 1];
+        if (run && xpb_results_run_is_tta(run))
+            continue;
         for (int col = 0; col < N_COLUMNS; col++) {
             if (parallel_column(col) && !parallel)
                 continue;
@@ -305,7 +308,8 @@ static void print_runs(FILE *f, const struct xpb_results_doc *v)
     }
     print_row(f, NULL, width, v);
     for (size_t r = 0; r < n; r++)
-        print_row(f, &v->runs[r], width, v);
+        if (!xpb_results_run_is_tta(&v->runs[r]))
+            print_row(f, &v->runs[r], width, v);
     if (parallel)
         fprintf(f, "ranks = processes of the run (mpirun, srun); batch is per rank and samples/s "
                    "counts every rank's; eff %% = scaling efficiency, samples/s / (ranks x the "
@@ -406,10 +410,14 @@ xpb_status xpb_results_print_table(FILE *f, const json_t *doc)
     struct xpb_results_doc v;
     xpb_status st = xpb_results_view(&v, doc);
     if (st == XPB_OK) {
+        size_t tta = 0;
+        for (size_t r = 0; r < v.n_runs; r++)
+            tta += xpb_results_run_is_tta(&v.runs[r]);
         if (v.n_runs == 0)
             fprintf(f, "no runs\n");
-        else
+        else if (tta < v.n_runs)
             print_runs(f, &v);
+        xpb_results_print_tta(f, &v);
         print_comparisons(f, &v);
         print_unfinished(f, &v);
         if (v.interrupted == 1)

@@ -27,15 +27,23 @@
 #define OBJ2(k, f, s) {k, XPB_SK_OBJECT, f, XPB_SR_ANY, NULL, s, 2}
 #define ARR2(k, f, e) {k, XPB_SK_ARRAY, f, XPB_SR_ANY, NULL, e, 2}
 #define MAP2(k, f, n, e) {k, XPB_SK_MAP, f, XPB_SR_ANY, n, e, 2}
+/* Fields introduced by schema version 3 (time to accuracy). */
+#define STR3(k, f) {k, XPB_SK_STRING, f, XPB_SR_ANY, NULL, NULL, 3}
+#define INT3(k, f, r) {k, XPB_SK_INT, f, r, NULL, NULL, 3}
+#define NUM3(k, f, r) {k, XPB_SK_NUMBER, f, r, NULL, NULL, 3}
+#define BOOL3(k, f) {k, XPB_SK_BOOL, f, XPB_SR_ANY, NULL, NULL, 3}
+#define OBJ3(k, f, s) {k, XPB_SK_OBJECT, f, XPB_SR_ANY, NULL, s, 3}
+#define ARR3(k, f, e) {k, XPB_SK_ARRAY, f, XPB_SR_ANY, NULL, e, 3}
 /* clang-format on */
 
 static const char *const schema_names[] = {XPB_RESULTS_SCHEMA, NULL};
 static const char *const tool_names[] = {"xpubench", NULL};
 static const char *const plugin_kinds[] = {"backend", "model", NULL};
 static const char *const statuses[] = {"ok", "unsupported", "failed", "interrupted", NULL};
-static const char *const modes[] = {"train", "inference", NULL};
+static const char *const modes[] = {"train", "inference", "tta", NULL};
+static const char *const energy_sources[] = {"backend", "rapl", NULL};
 static const char *const transfers[] = {"resident", "streamed", NULL};
-static const char *const optimizers[] = {"sgd", "adam", NULL};
+static const char *const optimizers[] = {"sgd", "adam", "adamw", NULL};
 static const char *const units[] = {"samples/s", NULL};
 static const char *const comparison_kinds[] = {"backend", "fusion", "precision", NULL};
 static const char *const comparison_metrics[] = {"throughput", NULL};
@@ -136,6 +144,10 @@ static const struct xpb_schema_field model_fields[] = {
     INT("flops_per_sample_forward", XPB_SF_REQ, XPB_SR_GE0),
     INT("flops_per_sample_train", XPB_SF_REQ, XPB_SR_GE0),
     INT("layers", XPB_SF_REQ, XPB_SR_GE0),
+    INT3("bytes_per_sample", 0, XPB_SR_GE0),
+    INT3("tokens_per_sample", 0, XPB_SR_GE1),
+    INT3("flops_per_token_forward", 0, XPB_SR_GE0),
+    INT3("flops_per_token_train", 0, XPB_SR_GE0),
     END,
 };
 
@@ -153,6 +165,11 @@ static const struct xpb_schema_field device_fields[] = {
     ARR2("capabilities", XPB_SF_REQ, string_element),
     ENUM2("kind", XPB_SF_REQ, device_kinds),
     MAP2("precisions", XPB_SF_REQ, xpb_precision_names, precision_support_element),
+    STR3("peak_flops_source", XPB_SF_NULL),
+    NUM3("memory_bandwidth", XPB_SF_NULL, XPB_SR_GE0),
+    STR3("memory_bandwidth_source", XPB_SF_NULL),
+    NUM3("datasheet_bandwidth", XPB_SF_NULL, XPB_SR_GE0),
+    {"datasheet_peak_flops", XPB_SK_NUMMAP, 0, XPB_SR_GE0, xpb_precision_names, NULL, 3},
     END,
 };
 
@@ -268,6 +285,9 @@ static const struct xpb_schema_field metrics_fields[] = {
     OBJ("step_time_s", XPB_SF_REQ, step_time_fields),
     NUM("flops_per_s", XPB_SF_REQ, XPB_SR_GE0),
     NUM("peak_fraction", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("bytes_per_s", 0, XPB_SR_GE0),
+    NUM3("bandwidth_fraction", XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("tokens_per_s", 0, XPB_SR_GE0),
     OBJ("memory", XPB_SF_REQ, memory_fields),
     OBJ("energy", XPB_SF_REQ, energy_fields),
     OBJ("loss", XPB_SF_REQ, loss_fields),
@@ -284,11 +304,76 @@ static const struct xpb_schema_field verification_fields[] = {
 };
 
 static const struct xpb_schema_field profile_fields[] = {
-    STR("op", XPB_SF_REQ | XPB_SF_NONEMPTY),     STR("layer", XPB_SF_REQ),
-    INT("calls", XPB_SF_REQ, XPB_SR_GE0),        NUM("seconds", XPB_SF_REQ, XPB_SR_GE0),
-    STR("fused_into", XPB_SF_REQ | XPB_SF_NULL), END,
+    STR("op", XPB_SF_REQ | XPB_SF_NONEMPTY),
+    STR("layer", XPB_SF_REQ),
+    INT("calls", XPB_SF_REQ, XPB_SR_GE0),
+    NUM("seconds", XPB_SF_REQ, XPB_SR_GE0),
+    STR("fused_into", XPB_SF_REQ | XPB_SF_NULL),
+    INT3("flops", 0, XPB_SR_GE0),
+    INT3("bytes", 0, XPB_SR_GE0),
+    END,
 };
 static const struct xpb_schema_field profile_element[] = {OBJ(NULL, XPB_SF_REQ, profile_fields)};
+
+/* mode tta (version 3): docs/results.md, "Time to accuracy" */
+static const struct xpb_schema_field tta_point_fields[] = {
+    NUM3("epochs", XPB_SF_REQ, XPB_SR_GE0),
+    NUM3("seconds", XPB_SF_REQ, XPB_SR_GE0),
+    NUM3("accuracy", XPB_SF_REQ, XPB_SR_01),
+    END,
+};
+static const struct xpb_schema_field tta_point_element[] = {
+    OBJ3(NULL, XPB_SF_REQ, tta_point_fields)};
+
+static const struct xpb_schema_field tta_run_fields[] = {
+    INT3("seed", XPB_SF_REQ, XPB_SR_GE0),
+    BOOL3("converged", XPB_SF_REQ),
+    NUM3("seconds", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("epochs", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    INT3("steps", XPB_SF_REQ, XPB_SR_GE0),
+    INT3("samples", XPB_SF_REQ, XPB_SR_GE0),
+    NUM3("joules", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    {"energy_source", XPB_SK_ENUM, XPB_SF_REQ | XPB_SF_NULL, XPB_SR_ANY, energy_sources, NULL, 3},
+    NUM3("init_seconds", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("data_wait_seconds", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("final_accuracy", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_01),
+    BOOL3("outside_reference", XPB_SF_REQ),
+    ARR3("curve", XPB_SF_REQ, tta_point_element),
+    END,
+};
+static const struct xpb_schema_field tta_run_element[] = {OBJ3(NULL, XPB_SF_REQ, tta_run_fields)};
+
+static const struct xpb_schema_field tta_score_fields[] = {
+    NUM3("mean", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    INT3("used", XPB_SF_REQ, XPB_SR_GE0),
+    INT3("converged", XPB_SF_REQ, XPB_SR_GE0),
+    INT3("runs", XPB_SF_REQ, XPB_SR_GE0),
+    NUM3("min", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("max", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    NUM3("stdev", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    END,
+};
+
+static const struct xpb_schema_field normalisation_fields[] = {
+    NUM3("mean", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_ANY),
+    NUM3("std", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
+    END,
+};
+
+static const struct xpb_schema_field tta_fields[] = {
+    STR3("dataset", XPB_SF_REQ | XPB_SF_NONEMPTY),
+    INT3("train_samples", XPB_SF_REQ, XPB_SR_GE0),
+    INT3("test_samples", XPB_SF_REQ, XPB_SR_GE0),
+    OBJ3("normalisation", XPB_SF_REQ, normalisation_fields),
+    NUM3("target", XPB_SF_REQ, XPB_SR_01),
+    NUM3("eval_every", XPB_SF_REQ, XPB_SR_GT0),
+    INT3("max_epochs", XPB_SF_REQ, XPB_SR_GE1),
+    ARR3("runs", XPB_SF_REQ, tta_run_element),
+    OBJ3("seconds", XPB_SF_REQ, tta_score_fields),
+    OBJ3("joules", XPB_SF_REQ, tta_score_fields),
+    NUM3("reference_epochs", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GT0),
+    END,
+};
 
 static const struct xpb_schema_field run_fields[] = {
     STR("id", XPB_SF_REQ | XPB_SF_NONEMPTY),
@@ -300,6 +385,7 @@ static const struct xpb_schema_field run_fields[] = {
     OBJ("metrics", 0, metrics_fields),
     OBJ("verification", XPB_SF_REQ, verification_fields),
     ARR("profile", 0, profile_element),
+    OBJ3("tta", 0, tta_fields),
     END,
 };
 static const struct xpb_schema_field run_element[] = {OBJ(NULL, XPB_SF_REQ, run_fields)};

@@ -81,11 +81,22 @@ int xpb_schema_check_run(struct xpb_schema_walk *c, const json_t *run)
         old = xpb_schema_push_key(c, "model");
         return xpb_schema_fail(c, "required when status is \"ok\"");
     }
-    if (ok && !metrics) {
+    int tta = strcmp(str_at(config, "mode"), "tta") == 0;
+    if (tta && c->version < 3) {
+        old = xpb_schema_push_key(c, "config");
+        xpb_schema_push_key(c, "mode");
+        return xpb_schema_fail(c, "\"tta\" needs schema_version 3, found %d", (int)c->version);
+    }
+    if (ok && !tta && !metrics) {
         old = xpb_schema_push_key(c, "metrics");
         return xpb_schema_fail(c, "required when status is \"ok\"");
     }
-    if (json_object_get(config, "optimizer") && strcmp(str_at(config, "mode"), "train") != 0) {
+    if (ok && tta && !json_object_get(run, "tta")) {
+        old = xpb_schema_push_key(c, "tta");
+        return xpb_schema_fail(c, "required when status is \"ok\" and mode is \"tta\"");
+    }
+    if (json_object_get(config, "optimizer") && strcmp(str_at(config, "mode"), "train") != 0 &&
+        !tta) {
         old = xpb_schema_push_key(c, "config");
         xpb_schema_push_key(c, "optimizer");
         return xpb_schema_fail(c, "only allowed when mode is \"train\"");

@@ -5,7 +5,7 @@
 
 #define XPB_RESULTS_SCHEMA "xpubench-results"
 /* The version this build writes, and the oldest it still reads. */
-#define XPB_RESULTS_SCHEMA_VERSION 2
+#define XPB_RESULTS_SCHEMA_VERSION 3
 #define XPB_RESULTS_SCHEMA_MIN_VERSION 1
 
 #endif

@@ -136,6 +136,12 @@ static void read_device(struct xpb_results_device *d, xpb_arena *arena, const js
     const json_t *caps = array_of(o, "capabilities");
     d->has_capabilities = caps != NULL;
     d->capabilities = strings_of(arena, caps, &d->n_capabilities);
+    d->peak_flops_source = str_of(o, "peak_flops_source");
+    d->memory_bandwidth = num_of(o, "memory_bandwidth");
+    d->memory_bandwidth_source = str_of(o, "memory_bandwidth_source");
+    d->datasheet_bandwidth = num_of(o, "datasheet_bandwidth");
+    d->datasheet_peak_flops =
+        numbers_of(arena, object_of(o, "datasheet_peak_flops"), &d->n_datasheet_peak_flops);
 }
 
 static void read_repeats(struct xpb_results_metrics *m, xpb_arena *arena, const json_t *a)
@@ -212,6 +218,9 @@ static void read_metrics(struct xpb_results_metrics *m, xpb_arena *arena, const 
     m->step_time_s.cv = num_of(st, "cv");
     m->flops_per_s = num_of(o, "flops_per_s");
     m->peak_fraction = num_of(o, "peak_fraction");
+    m->bytes_per_s = num_of(o, "bytes_per_s");
+    m->bandwidth_fraction = num_of(o, "bandwidth_fraction");
+    m->tokens_per_s = num_of(o, "tokens_per_s");
     m->memory.host_peak_rss_bytes = int_of(mem, "host_peak_rss_bytes");
     m->memory.device_bytes_in_use = int_of(mem, "device_bytes_in_use");
     m->memory.device_peak_bytes = int_of(mem, "device_peak_bytes");
@@ -243,11 +252,77 @@ static void read_profile(struct xpb_results_run *r, xpb_arena *arena, const json
     struct xpb_results_profile_entry *p = xpb_arena_alloc(arena, r->n_profile * sizeof *p);
     for (size_t i = 0; p && i < r->n_profile; i++) {
         const json_t *e = json_array_get(a, i);
-        p[i] = (struct xpb_results_profile_entry){str_of(e, "op"), str_of(e, "layer"),
-                                                  int_of(e, "calls"), num_of(e, "seconds"),
-                                                  str_of(e, "fused_into")};
+        p[i] = (struct xpb_results_profile_entry){
+            str_of(e, "op"),         str_of(e, "layer"), int_of(e, "calls"), num_of(e, "seconds"),
+            str_of(e, "fused_into"), int_of(e, "flops"), int_of(e, "bytes")};
     }
     r->profile = p;
+}
+
+static struct xpb_results_tta_score read_tta_score(const json_t *o)
+{
+    return (struct xpb_results_tta_score){
+        num_of(o, "mean"), num_of(o, "min"),       num_of(o, "max"), num_of(o, "stdev"),
+        int_of(o, "used"), int_of(o, "converged"), int_of(o, "runs")};
+}
+
+static void read_tta_run(struct xpb_results_tta_run *r, xpb_arena *arena, const json_t *o)
+{
+    *r = (struct xpb_results_tta_run){
+        .seed = int_of(o, "seed"),
+        .steps = int_of(o, "steps"),
+        .samples = int_of(o, "samples"),
+        .converged = bool_of(o, "converged"),
+        .outside_reference = bool_of(o, "outside_reference"),
+        .seconds = num_of(o, "seconds"),
+        .epochs = num_of(o, "epochs"),
+        .joules = num_of(o, "joules"),
+        .init_seconds = num_of(o, "init_seconds"),
+        .data_wait_seconds = num_of(o, "data_wait_seconds"),
+        .final_accuracy = num_of(o, "final_accuracy"),
+        .energy_source = str_of(o, "energy_source"),
+    };
+    const json_t *a = array_of(o, "curve");
+    size_t n = a ? json_array_size(a) : 0;
+    struct xpb_results_tta_point *p = n ? xpb_arena_alloc(arena, n * sizeof *p) : NULL;
+    if (!p)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(a, i);
+        p[i] = (struct xpb_results_tta_point){num_of(e, "epochs"), num_of(e, "seconds"),
+                                              num_of(e, "accuracy")};
+    }
+    r->curve = p;
+    r->n_curve = n;
+}
+
+static void read_tta(struct xpb_results_run *out, xpb_arena *arena, const json_t *o)
+{
+    struct xpb_results_tta *t = &out->tta;
+    const json_t *norm = object_of(o, "normalisation");
+    out->has_tta = o != NULL;
+    *t = (struct xpb_results_tta){
+        .dataset = str_of(o, "dataset"),
+        .train_samples = int_of(o, "train_samples"),
+        .test_samples = int_of(o, "test_samples"),
+        .max_epochs = int_of(o, "max_epochs"),
+        .target = num_of(o, "target"),
+        .eval_every = num_of(o, "eval_every"),
+        .reference_epochs = num_of(o, "reference_epochs"),
+        .norm_mean = num_of(norm, "mean"),
+        .norm_std = num_of(norm, "std"),
+        .seconds = read_tta_score(object_of(o, "seconds")),
+        .joules = read_tta_score(object_of(o, "joules")),
+    };
+    const json_t *a = array_of(o, "runs");
+    size_t n = a ? json_array_size(a) : 0;
+    struct xpb_results_tta_run *r = n ? xpb_arena_alloc(arena, n * sizeof *r) : NULL;
+    if (!r)
+        return;
+    for (size_t i = 0; i < n; i++)
+        read_tta_run(&r[i], arena, json_array_get(a, i));
+    t->runs = r;
+    t->n_runs = n;
 }
 
 xpb_status xpb_results_view_run(struct xpb_results_run *out, xpb_arena *arena, const json_t *run,
@@ -265,9 +340,14 @@ xpb_status xpb_results_view_run(struct xpb_results_run *out, xpb_arena *arena, c
     out->has_config = config != NULL;
     read_config(&out->config, arena, config);
     out->has_model = model != NULL;
-    out->model = (struct xpb_results_model){
-        int_of(model, "parameters"), int_of(model, "flops_per_sample_forward"),
-        int_of(model, "flops_per_sample_train"), int_of(model, "layers")};
+    out->model = (struct xpb_results_model){int_of(model, "parameters"),
+                                            int_of(model, "flops_per_sample_forward"),
+                                            int_of(model, "flops_per_sample_train"),
+                                            int_of(model, "layers"),
+                                            int_of(model, "bytes_per_sample"),
+                                            int_of(model, "tokens_per_sample"),
+                                            int_of(model, "flops_per_token_forward"),
+                                            int_of(model, "flops_per_token_train")};
     out->has_device = device != NULL;
     read_device(&out->device, arena, device);
     out->has_metrics = metrics != NULL;
@@ -277,6 +357,7 @@ xpb_status xpb_results_view_run(struct xpb_results_run *out, xpb_arena *arena, c
         bool_of(ver, "requested"), bool_of(ver, "verified"), str_of(ver, "reference"),
         str_of(ver, "message"), num_of(ver, "max_rel_error")};
     read_profile(out, arena, array_of(run, "profile"));
+    read_tta(out, arena, object_of(run, "tta"));
     return xpb_arena_failed(arena) ? XPB_OUT_OF_MEMORY : XPB_OK;
 }
 

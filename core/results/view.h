@@ -64,6 +64,9 @@ struct xpb_results_config {
 /* model: counted by the host on the program it built. */
 struct xpb_results_model {
     int64_t parameters, flops_per_sample_forward, flops_per_sample_train, layers;
+    int64_t bytes_per_sample;                               /* v3 */
+    int64_t tokens_per_sample;                              /* v3, sequence models */
+    int64_t flops_per_token_forward, flops_per_token_train; /* v3, sequence models */
 };
 
 /* device: what the backend said of the device it opened. */
@@ -78,6 +81,11 @@ struct xpb_results_device {
     int has_capabilities;                      /* v2 */
     size_t n_capabilities;
     const char *const *capabilities;
+    /* v3: the device's limits and where they come from */
+    const char *peak_flops_source, *memory_bandwidth_source;
+    double memory_bandwidth, datasheet_bandwidth; /* bytes/s */
+    size_t n_datasheet_peak_flops;
+    const struct xpb_results_number *datasheet_peak_flops; /* precision -> FLOP/s */
 };
 
 struct xpb_results_repeat {
@@ -125,6 +133,8 @@ struct xpb_results_metrics {
         double mean, p50, p95, p99, cv;
     } step_time_s;
     double flops_per_s, peak_fraction;
+    double bytes_per_s, bandwidth_fraction; /* v3 */
+    double tokens_per_s;                    /* v3, sequence models */
     struct {
         int64_t host_peak_rss_bytes, device_bytes_in_use, device_peak_bytes;
         int64_t host_run_peak_bytes; /* v2 */
@@ -164,6 +174,38 @@ struct xpb_results_profile_entry {
     int64_t calls;
     double seconds;
     const char *fused_into; /* NULL when not fused */
+    int64_t flops, bytes;   /* v3: per call */
+};
+
+/* tta: a time-to-accuracy run (version 3, docs/results.md "Time to accuracy"). */
+struct xpb_results_tta_point {
+    double epochs, seconds, accuracy;
+};
+
+struct xpb_results_tta_run {
+    int64_t seed, steps, samples;
+    int converged, outside_reference; /* 1, 0 or XPB_RESULTS_NO_BOOL */
+    double seconds, epochs, joules;   /* to the target: NaN when it did not converge */
+    double init_seconds, data_wait_seconds, final_accuracy;
+    const char *energy_source;
+    size_t n_curve;
+    const struct xpb_results_tta_point *curve;
+};
+
+/* tta.seconds and tta.joules: the Olympic mean and the spread of the converged runs. */
+struct xpb_results_tta_score {
+    double mean, min, max, stdev;
+    int64_t used, converged, runs;
+};
+
+struct xpb_results_tta {
+    const char *dataset;
+    int64_t train_samples, test_samples, max_epochs;
+    double target, eval_every, reference_epochs;
+    double norm_mean, norm_std;
+    size_t n_runs;
+    const struct xpb_results_tta_run *runs;
+    struct xpb_results_tta_score seconds, joules;
 };
 
 struct xpb_results_run {
@@ -183,6 +225,8 @@ struct xpb_results_run {
     int has_profile;
     size_t n_profile;
     const struct xpb_results_profile_entry *profile;
+    int has_tta; /* v3, mode "tta" */
+    struct xpb_results_tta tta;
 };
 
 struct xpb_results_comparison {
@@ -244,7 +288,7 @@ struct xpb_results_doc {
     xpb_arena arena; /* the arrays above */
 };
 
-/* Reads `doc` (a results document of schema version 1 or 2, normally loaded and validated by
+/* Reads `doc` (a results document of schema version 1 to 3, normally loaded and validated by
  * xpb_results_load; any JSON value reads, with what it lacks absent) into *out, which the
  * caller releases with xpb_results_view_free even on failure. Strings in *out are borrowed
  * from doc. XPB_OUT_OF_MEMORY or XPB_OK. */

@@ -52,6 +52,12 @@ static const struct {
         metrics.parallel.scaling_efficiency),
     NUM(XPB_RF_COMM_SHARE, "metrics.parallel.communication.share",
         metrics.parallel.communication.share),
+    NUM(XPB_RF_BYTES_PER_S, "metrics.bytes_per_s", metrics.bytes_per_s),
+    NUM(XPB_RF_BANDWIDTH_FRACTION, "metrics.bandwidth_fraction", metrics.bandwidth_fraction),
+    NUM(XPB_RF_TOKENS_PER_S, "metrics.tokens_per_s", metrics.tokens_per_s),
+    NUM(XPB_RF_MEMORY_BANDWIDTH, "device.memory_bandwidth", device.memory_bandwidth),
+    INT(XPB_RF_BYTES_PER_SAMPLE, "model.bytes_per_sample", model.bytes_per_sample),
+    INT(XPB_RF_TOKENS_PER_SAMPLE, "model.tokens_per_sample", model.tokens_per_sample),
 #undef INT
 #undef NUM
 };

@@ -42,6 +42,12 @@ enum xpb_results_field {
     XPB_RF_LOAD_1M,
     XPB_RF_SCALING_EFFICIENCY,
     XPB_RF_COMM_SHARE,
+    XPB_RF_BYTES_PER_S,        /* v3 */
+    XPB_RF_BANDWIDTH_FRACTION, /* v3 */
+    XPB_RF_TOKENS_PER_S,       /* v3 */
+    XPB_RF_MEMORY_BANDWIDTH,   /* v3: device.memory_bandwidth */
+    XPB_RF_BYTES_PER_SAMPLE,   /* v3: model.bytes_per_sample */
+    XPB_RF_TOKENS_PER_SAMPLE,  /* v3 */
     XPB_RF_COUNT
 };
 

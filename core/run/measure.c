@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "machine/energy.h"
 #include "plugin/guard.h"
 #include "parallel/agree.h"
+#include "run/meter.h"
 #include "run/progress.h"
 
 /* Appends a timed step: its time and loss, and each rank's time (`per_rank`, t->ranks). */
@@ -35,81 +35,6 @@ static int push_step(xpb_timing *t, double s, double loss, const double *per_ran
     t->step_loss[t->n_steps] = loss;
     t->step_seconds[t->n_steps++] = s;
     return 0;
-}
-
-/* The energy meter of a run: the backend's own when it has one and it answers, else RAPL. */
-typedef struct meter {
-    const xpb_session *s;
-    int kind; /* 0 none, 1 backend, 2 RAPL */
-    xpb_rapl rapl;
-    double backend_j;
-    double rapl_uj[XPB_RAPL_MAX_DOMAINS];
-    double t0;
-} meter;
-
-/* The backend's energy_read, recorded for the crash line (plugin/guard.h). */
-static xpb_status energy_read(const xpb_session *s, double *joules)
-{
-    xpb_guard_enter(s->api, "energy_read");
-    xpb_status st = s->api->energy_read(s->backend, joules);
-    xpb_guard_leave();
-    return st;
-}
-
-/* Takes the first reading; on failure the meter is off and e->reason says why. */
-static void meter_start(meter *m, const xpb_session *s, xpb_energy *e)
-{
-    memset(m, 0, sizeof *m);
-    m->s = s;
-    xpb_status (*read)(xpb_backend *, double *) =
-        XPB_MEMBER_OR(s->api, xpb_backend_api, energy_read, NULL);
-    m->t0 = xpb_now();
-    if (read && energy_read(s, &m->backend_j) == XPB_OK) {
-        m->kind = 1;
-        return;
-    }
-    if (xpb_rapl_open(&m->rapl, getenv("XPB_POWERCAP_ROOT")) == 0 &&
-        xpb_rapl_sample(&m->rapl, m->rapl_uj) == 0) {
-        m->kind = 2;
-        return;
-    }
-    if (read) {
-        xpb_guard_enter(s->api, "last_error");
-        snprintf(e->reason, sizeof e->reason, "the backend's meter failed: %.200s; host: %.80s",
-                 s->api->last_error(s->backend), m->rapl.reason);
-        xpb_guard_leave();
-    } else
-        snprintf(e->reason, sizeof e->reason, "%s", m->rapl.reason);
-}
-
-/* Takes the second reading and fills *e. */
-static void meter_stop(meter *m, xpb_energy *e)
-{
-    e->seconds = xpb_now() - m->t0;
-    if (m->kind == 1) {
-        double j;
-        if (energy_read(m->s, &j) == XPB_OK && j >= m->backend_j) {
-            e->source = "backend";
-            e->joules = j - m->backend_j;
-        } else {
-            xpb_guard_enter(m->s->api, "last_error");
-            snprintf(e->reason, sizeof e->reason, "the backend's meter failed at the end: %.200s",
-                     m->s->api->last_error(m->s->backend));
-            xpb_guard_leave();
-        }
-    } else if (m->kind == 2) {
-        double uj[XPB_RAPL_MAX_DOMAINS];
-        if (xpb_rapl_sample(&m->rapl, uj) == 0) {
-            e->source = "rapl";
-            e->joules = xpb_rapl_joules(&m->rapl, m->rapl_uj, uj, &e->package, &e->dram);
-        } else {
-            snprintf(e->reason, sizeof e->reason, "a RAPL counter could not be read at the end");
-        }
-    }
-    if (e->source && !(e->joules > 0)) { /* a meter that did not move measured nothing */
-        snprintf(e->reason, sizeof e->reason, "the %s meter did not advance", e->source);
-        e->source = NULL;
-    }
 }
 
 /* How a step ended, over every rank of the run. */
@@ -318,15 +243,15 @@ xpb_status xpb_measure_repeats(xpb_timing *t, xpb_session *s, xpb_stream *stream
     t->repeat_steps = calloc(cfg->repeats, sizeof *t->repeat_steps);
     if (!t->repeat_seconds || !t->repeat_steps)
         return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    meter m;
+    xpb_meter m;
     xpb_cpu_sample before, after;
-    meter_start(&m, s, &t->energy);
+    xpb_meter_start(&m, s, &t->energy);
     xpb_cpu_sample_now(&before);
     xpb_status st = timed_repeats(t, s, stream, cfg, opts, err);
     if (st)
         return st;
     xpb_cpu_sample_now(&after);
-    meter_stop(&m, &t->energy);
+    xpb_meter_stop(&m, &t->energy);
     if (opts->par && (st = count_local_ranks(opts->par, &before, &after, err)))
         return st;
     xpb_interference_between(&t->interference, &before, &after);

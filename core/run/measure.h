@@ -9,18 +9,10 @@
 
 #include "machine/host_usage.h"
 #include "scenario/run_config.h"
+#include "run/meter.h"
 #include "run/run_options.h"
 #include "run/session.h"
 #include "run/stream.h"
-
-/* Energy of the timed steps. */
-typedef struct xpb_energy {
-    const char *source;   /* "backend" (its energy_read, e.g. NVML), "rapl", NULL: none */
-    double joules;        /* total; meaningful when source is not NULL */
-    double package, dram; /* RAPL's split (0 for the backend's meter) */
-    double seconds;       /* wall time between the two readings */
-    char reason[320];     /* when source is NULL: why nothing was measured */
-} xpb_energy;
 
 typedef struct xpb_timing {
     double *step_seconds; /* every timed step of every repeat (over ranks: the slowest's) */

@@ -1,6 +1,8 @@
 /* The JSON of one run (see run_record.h). */
 #include "run/run_record.h"
 
+#include "program/op_cost.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,10 @@ json_t *xpb_run_config_json(const xpb_run_config *cfg)
 json_t *xpb_optimizer_json(const xpb_optimizer_desc *o)
 {
     json_t *j = json_object();
-    json_object_set_new(j, "kind", json_string(o->kind == XPB_OPTIMIZER_ADAM ? "adam" : "sgd"));
+    json_object_set_new(j, "kind",
+                        json_string(o->kind == XPB_OPTIMIZER_ADAM    ? "adam"
+                                    : o->kind == XPB_OPTIMIZER_ADAMW ? "adamw"
+                                                                     : "sgd"));
     json_object_set_new(j, "lr", json_real(o->lr));
     json_object_set_new(j, "momentum", json_real(o->momentum));
     json_object_set_new(j, "weight_decay", json_real(o->weight_decay));
@@ -63,6 +68,13 @@ json_t *xpb_run_model_json(const xpb_model_program *mp)
     json_object_set_new(j, "flops_per_sample_forward", json_integer(mp->flops_forward));
     json_object_set_new(j, "flops_per_sample_train", json_integer(mp->flops_train));
     json_object_set_new(j, "layers", json_integer(mp->layers));
+    json_object_set_new(j, "bytes_per_sample", json_integer(mp->bytes));
+    if (mp->tokens > 0) {
+        json_object_set_new(j, "tokens_per_sample", json_integer(mp->tokens));
+        json_object_set_new(j, "flops_per_token_forward",
+                            json_integer(mp->flops_forward / mp->tokens));
+        json_object_set_new(j, "flops_per_token_train", json_integer(mp->flops_train / mp->tokens));
+    }
     return j;
 }
 
@@ -105,6 +117,23 @@ json_t *xpb_run_device_json(const xpb_device_info *d, uint64_t caps)
                                                 ? "emulated"
                                                 : "native"));
     json_object_set_new(j, "precisions", support);
+    /* the device's limits (ABI 1.3; zero from older backends: unknown) */
+    json_object_set_new(j, "peak_flops_source",
+                        d->peak_flops_source[0] ? json_string(d->peak_flops_source) : json_null());
+    json_object_set_new(j, "memory_bandwidth",
+                        d->memory_bandwidth > 0 ? json_real(d->memory_bandwidth) : json_null());
+    json_object_set_new(j, "memory_bandwidth_source",
+                        d->memory_bandwidth_source[0] ? json_string(d->memory_bandwidth_source)
+                                                      : json_null());
+    json_object_set_new(j, "datasheet_bandwidth",
+                        d->datasheet_bandwidth > 0 ? json_real(d->datasheet_bandwidth)
+                                                   : json_null());
+    json_t *sheet = json_object();
+    for (int p = 1; p < XPB_PEAK_SLOTS; p++)
+        if (d->datasheet_flops[p] > 0)
+            json_object_set_new(sheet, xpb_precision_name((uint32_t)p),
+                                json_real(d->datasheet_flops[p]));
+    json_object_set_new(j, "datasheet_peak_flops", sheet);
     return j;
 }
 
@@ -236,6 +265,14 @@ json_t *xpb_run_metrics_json(const xpb_timing *t, const xpb_run_config *cfg,
     json_object_set_new(m, "flops_per_s", json_real(flops));
     double peak = s->info.peak_flops[cfg->precision < XPB_PEAK_SLOTS ? cfg->precision : 0];
     json_object_set_new(m, "peak_fraction", peak > 0 ? json_real(flops / peak) : json_null());
+    /* the roofline's other axis: the bytes the program's ops move at the least, per second */
+    double bytes = (double)mp->bytes * ts.p50;
+    json_object_set_new(m, "bytes_per_s", json_real(bytes));
+    json_object_set_new(m, "bandwidth_fraction",
+                        s->info.memory_bandwidth > 0 ? json_real(bytes / s->info.memory_bandwidth)
+                                                     : json_null());
+    if (mp->tokens > 0)
+        json_object_set_new(m, "tokens_per_s", json_real((double)mp->tokens * ts.p50));
 
     json_t *mem = json_object();
     json_object_set_new(mem, "host_peak_rss_bytes", json_integer((json_int_t)xpb_env_peak_rss()));
@@ -290,6 +327,9 @@ json_t *xpb_run_profile_json(const xpb_session *s)
         json_object_set_new(e, "layer", json_string(op->layer));
         json_object_set_new(e, "calls", json_integer((json_int_t)prof[i].calls));
         json_object_set_new(e, "seconds", json_real(prof[i].seconds));
+        /* per call: where the op sits in the roofline (op_cost.h) */
+        json_object_set_new(e, "flops", json_integer(xpb_op_flops(&s->mp->program, op)));
+        json_object_set_new(e, "bytes", json_integer(xpb_op_bytes(&s->mp->program, op)));
         if (prof[i].fused_into < s->mp->n_ops) {
             char buf[300];
             const xpb_op *into = &s->mp->ops[prof[i].fused_into];

@@ -26,6 +26,7 @@
 #include "run/run_record.h"
 #include "run/session.h"
 #include "run/stream.h"
+#include "run/tta.h"
 
 /* What one run has made so far, released by run_free. */
 typedef struct run_state {
@@ -300,12 +301,16 @@ json_t *xpb_run_one(const xpb_registry *registry, const xpb_run_config *cfg,
     /* the run's memory: from here (the model is built next) to the end of its timed steps */
     r.peak_reset = xpb_rss_reset_peak() == 0;
     r.rss_before = xpb_rss_now();
-    if (st == XPB_OK)
-        st = stage_end(&r, prepare(&r, registry), "building the model");
-    if (st == XPB_OK)
-        st = stage_end(&r, check_first_step(&r, registry), "checking the first step");
-    if (st == XPB_OK)
-        st = measure(&r);
+    if (st == XPB_OK && cfg->mode == XPB_MODE_TTA) {
+        st = xpb_tta_measure(r.run, r.config, registry, r.cfg, opts, &r.err);
+    } else {
+        if (st == XPB_OK)
+            st = stage_end(&r, prepare(&r, registry), "building the model");
+        if (st == XPB_OK)
+            st = stage_end(&r, check_first_step(&r, registry), "checking the first step");
+        if (st == XPB_OK)
+            st = measure(&r);
+    }
     xpb_progress_clear();
     if (st == XPB_OUT_OF_MEMORY && !r.err.msg[0]) {
         json_decref(r.verification);

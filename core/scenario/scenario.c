@@ -25,6 +25,7 @@ static void run_config_free(xpb_run_config *rc)
     free(rc->variant);
     free(rc->backend);
     free(rc->data);
+    free(rc->data_dir);
     free(rc->scaling_baseline);
     for (size_t i = 0; i < rc->n_params; i++) {
         free(rc->params[i].key);
@@ -50,9 +51,18 @@ void xpb_scenario_free(xpb_scenario *s)
 }
 
 /* Everything one parse needs, so that the steps below stay small. */
-static const char *const top_keys[] = {"name",     "description", "output",
-                                       "baseline", "defaults",    "runs"};
-enum { TOP_NAME, TOP_DESCRIPTION, TOP_OUTPUT, TOP_BASELINE, TOP_DEFAULTS, TOP_RUNS, N_TOP };
+static const char *const top_keys[] = {"name",     "description", "output",  "baseline",
+                                       "data_dir", "defaults",    "runs"};
+enum {
+    TOP_NAME,
+    TOP_DESCRIPTION,
+    TOP_OUTPUT,
+    TOP_BASELINE,
+    TOP_DATA_DIR,
+    TOP_DEFAULTS,
+    TOP_RUNS,
+    N_TOP
+};
 
 struct parse_state {
     const char *path;
@@ -95,8 +105,8 @@ static xpb_status unknown_top_key(struct parse_state *ps, const struct xpb_ynode
                            found, hint);
     return xpb_err_set(
         ps->err, XPB_PARSE_ERROR,
-        "%s: expected a top-level key (name, description, output, baseline, defaults, "
-        "runs), found %s%s",
+        "%s: expected a top-level key (name, description, output, baseline, data_dir, "
+        "defaults, runs), found %s%s",
         where, found,
         xpb_skey_find(k->text, k->len) ? " (run keys go under 'defaults' or into a run)" : "");
 }
@@ -206,7 +216,28 @@ static xpb_status read_runs(struct parse_state *ps)
     if (!(s->runs = calloc(ps->runs.total, sizeof *s->runs)))
         return out_of_memory(ps);
     s->n_runs = ps->runs.total; /* zeroed entries are safe to free */
-    return xpb_sruns_expand(s->runs, &ps->runs, ps->err);
+    if ((st = xpb_sruns_expand(s->runs, &ps->runs, ps->err)) != XPB_OK)
+        return st;
+    /* data_dir: relative to the scenario's folder, given to every run */
+    char *dir = NULL;
+    if ((st = copy_text(ps, &dir, ps->top[TOP_DATA_DIR], "data_dir", "a folder path", 1)))
+        return st;
+    for (size_t i = 0; dir && i < s->n_runs; i++) {
+        const char *slash = strrchr(ps->path, '/');
+        size_t n = strlen(ps->path) + strlen(dir) + 2;
+        char *full = malloc(n);
+        if (full && (dir[0] == '/' || !slash))
+            snprintf(full, n, "%s", dir);
+        else if (full)
+            snprintf(full, n, "%.*s/%s", (int)(slash - ps->path), ps->path, dir);
+        if (!full) {
+            free(dir);
+            return out_of_memory(ps);
+        }
+        s->runs[i].data_dir = full;
+    }
+    free(dir);
+    return XPB_OK;
 }
 
 static void hash_scenario(char out[65], const char *text, size_t len, const char *const *overrides,

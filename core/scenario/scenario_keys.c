@@ -13,12 +13,14 @@
 static const struct xpb_skey_choice mode_choices[] = {
     {"train", XPB_MODE_TRAIN},
     {"inference", XPB_MODE_INFERENCE},
+    {"tta", XPB_MODE_TTA},
     {NULL, 0},
 };
 
-/* Only synthetic data exists for now. */
+/* Synthetic data (the default), or a real dataset of data/dataset.h. */
 static const struct xpb_skey_choice data_choices[] = {
     {"synthetic", 0},
+    {"fashion-mnist", 1},
     {NULL, 0},
 };
 
@@ -56,7 +58,8 @@ static const struct xpb_skey keys[] = {
      .def = {.s = NULL}, .help = "model variant; ~: the model's default"},
     {.name = "mode", .type = XPB_SKEY_ENUM, .choices = mode_choices, .offset = U32(mode),
      .def = {.u = XPB_MODE_TRAIN},
-     .help = "training step (forward, backward, update) or forward only"},
+     .help = "training step (forward, backward, update), forward only, or time to accuracy "
+             "(tta: train on real data until a test accuracy)"},
     {.name = "batch", .type = XPB_SKEY_UINT, .min = 1, .max = 65536, .offset = U32(batch),
      .def = {.u = 64}, .help = "samples per step"},
     {.name = "precision", .type = XPB_SKEY_PRECISION, .offset = U32(precision),
@@ -91,7 +94,18 @@ static const struct xpb_skey keys[] = {
     {.name = "seed", .type = XPB_SKEY_U64, .max = UINT64_MAX, .offset = U64(seed),
      .def = {.u = 42}, .help = "seed of weight initialisation and synthetic data"},
     {.name = "data", .type = XPB_SKEY_WORD, .choices = data_choices, .offset = STR(data),
-     .def = {.u = 0}, .help = "input data"},
+     .def = {.u = 0}, .help = "input data: synthetic, or a real dataset"},
+    {.name = "target", .type = XPB_SKEY_FLOAT, .fmin = 0.0, .fmax = 1.0, .offset = F64(target),
+     .def = {.f = 0.9}, .help = "tta: the test accuracy to reach"},
+    {.name = "eval_every", .type = XPB_SKEY_FLOAT, .fmin = 0.01, .fmax = 1000.0,
+     .offset = F64(eval_every), .def = {.f = 1.0},
+     .help = "tta: epochs between evaluations of the test accuracy"},
+    {.name = "max_epochs", .type = XPB_SKEY_UINT, .min = 1, .max = 10000,
+     .offset = U32(max_epochs), .def = {.u = 30},
+     .help = "tta: a run that has not reached the target by then has not converged"},
+    {.name = "runs", .type = XPB_SKEY_UINT, .min = 1, .max = 100, .offset = U32(tta_runs),
+     .def = {.u = 5},
+     .help = "tta: independent runs (seeds seed, seed+1, ...), scored by their Olympic mean"},
     {.name = "transfer", .type = XPB_SKEY_ENUM, .choices = transfer_choices,
      .offset = U32(transfer), .def = {.u = XPB_TRANSFER_RESIDENT},
      .help = "streamed: copy each step's batch from the host inside the timed region"},

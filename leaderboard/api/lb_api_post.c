@@ -67,8 +67,9 @@ static int admit_token(struct lb_admission *a, struct lb_app *app, const struct 
     if (st == XPB_OK && app->submit.max_per_day > 0)
         st = lb_store_recent(&recent, db, a->token_id, &err);
     if (st != XPB_OK) {
-        res->retry_after = BUDGET_RETRY_S;
-        lb_respond_error(res, 503, "%s", err.msg);
+        lb_respond_internal(res, 503, BUDGET_RETRY_S,
+                            "the service cannot check uploads now: retry in a few seconds",
+                            err.msg);
         goto done_db;
     }
     if (app->submit.max_per_day > 0 && recent >= app->submit.max_per_day) {
@@ -178,7 +179,7 @@ static void store(struct lb_app *app, const struct lb_request *req, struct lb_re
     char *canonical = NULL, hash[65];
     size_t len;
     if (xpb_results_canonical(&canonical, &len, hash, doc, &err) != XPB_OK) {
-        lb_respond_error(res, 500, "%s", err.msg);
+        lb_respond_internal(res, 500, 0, "internal error: the document cannot be stored", err.msg);
         return;
     }
     if (len > app->max_body) { /* reals re-printed with 17 digits can grow a body */
@@ -197,8 +198,10 @@ static void store(struct lb_app *app, const struct lb_request *req, struct lb_re
     if (st == XPB_PARSE_ERROR || st == XPB_REJECTED) {
         lb_respond_error(res, 422, "%s", err.msg);
     } else if (st != XPB_OK) {
-        res->retry_after = BUDGET_RETRY_S;
-        lb_respond_error(res, 503, "cannot store the submission now: %s", err.msg);
+        lb_respond_internal(res, 503, BUDGET_RETRY_S,
+                            "cannot store the submission now (nothing was stored): retry in a "
+                            "few seconds",
+                            err.msg);
     } else if (stored.outcome == LB_SUBMIT_OVER_QUOTA) {
         refuse_over_quota(res, app->submit.max_per_day);
     } else {

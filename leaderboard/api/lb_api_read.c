@@ -13,6 +13,14 @@
 #define LIST_DEFAULT 50
 #define LIST_MAX 100
 #define LIST_RUNS 64
+/* what one submission of a list takes at most, about (64 runs of some 600 bytes and the
+ * submission's fields), and the envelope of a stored document: the sizes an answer is known
+ * not to pass before it is built (lb_answer_fits) */
+#define LIST_ITEM_BYTES (LIST_RUNS * 600 + 2048)
+#define ENVELOPE_BYTES 4096
+/* a list of more submissions is built off the connection threads (lb_response.defer): each
+ * costs a query and a few dozen JSON values per run */
+#define LIST_INLINE 10
 
 static json_t *json_real_or_null(double v)
 {
@@ -77,24 +85,40 @@ void lb_api_list_results(struct lb_app *app, const struct lb_request *req, struc
         lb_respond_error(res, 400, "limit must be 0..%d and offset a whole number >= 0", LIST_MAX);
         return;
     }
+    if (!lb_answer_fits(req, (size_t)limit * LIST_ITEM_BYTES, res))
+        return;
+    if (req->may_defer && limit > LIST_INLINE) {
+        res->retry_after = 2; /* the answer when no render thread can take it */
+        lb_respond_error(res, 503, "the service is busy: retry in a moment");
+        res->defer = 1;
+        return;
+    }
     xpb_err err;
     struct lb_db *db = lb_pool_get(app->pool);
     struct lb_submission_info *items = NULL;
     size_t n = 0;
     long long total = 0;
     if (lb_store_list(&items, &n, &total, db, &f, (size_t)limit, (size_t)offset, &err) != XPB_OK) {
-        lb_respond_error(res, 500, "%s", err.msg);
+        lb_respond_internal(res, 500, 0, "internal error: the list cannot be read now", err.msg);
         goto done_db;
     }
     char base[512];
     lb_base_url(base, sizeof base, app, req);
-    json_t *list = json_array();
-    for (size_t i = 0; list && i < n; i++)
-        json_array_append_new(list, list_item(db, &items[i], &f, base));
-    lb_respond_json(res, 200,
-                    json_pack("{s:I, s:I, s:I, s:o}", "total", (json_int_t)total, "limit",
-                              (json_int_t)limit, "offset", (json_int_t)offset, "results",
-                              list ? list : json_array()));
+    /* written one submission at a time: the answer's text is all that is held, never the
+     * JSON values of a hundred submissions' runs at once */
+    struct lb_buf *b = &res->body;
+    res->status = 200;
+    res->content_type = "application/json; charset=utf-8";
+    lb_buf_printf(b, "{\"total\":%lld,\"limit\":%lld,\"offset\":%lld,\"results\":[", total, limit,
+                  offset);
+    for (size_t i = 0; i < n && !b->failed; i++) {
+        json_t *item = list_item(db, &items[i], &f, base);
+        if (i)
+            lb_buf_puts(b, ",");
+        lb_buf_json(b, item);
+        json_decref(item);
+    }
+    lb_buf_puts(b, "]}\n");
 done_db:
     free(items);
     lb_pool_put(app->pool, db);
@@ -106,39 +130,49 @@ void lb_api_get_result(struct lb_app *app, const struct lb_request *req, struct 
     xpb_err err;
     struct lb_db *db = lb_pool_get(app->pool);
     struct lb_submission_info info;
-    char *text = NULL;
-    xpb_status st = lb_store_submission(&info, &text, db, id, &err);
+    struct lb_buf *b = &res->body;
+    long long bytes = 0;
+    xpb_status st = req->answers_bounded ? lb_store_document_bytes(&bytes, db, id, &err) : XPB_OK;
+    if (st == XPB_OK && !lb_answer_fits(req, (size_t)bytes + ENVELOPE_BYTES, res)) {
+        lb_pool_put(app->pool, db); /* refused before the document is read */
+        return;
+    }
+    if (st == XPB_OK)
+        st = lb_store_submission(&info, b, db, id, &err); /* the text, into the answer */
     lb_pool_put(app->pool, db);
     if (st == XPB_NOT_FOUND) {
         lb_respond_error(res, 404, "no submission %lld", id);
         return;
     }
     if (st != XPB_OK) {
-        lb_respond_error(res, 500, "%s", err.msg);
+        lb_respond_internal(res, 500, 0, "internal error: the submission cannot be read now",
+                            err.msg);
         return;
     }
     char base[512], page[700], api[700];
     lb_base_url(base, sizeof base, app, req);
     lb_submission_urls(page, api, sizeof page, base, id);
-    /* the envelope, then the stored text as it is: no parse, no re-serialisation */
+    /* the envelope around the stored text as it is: no parse, no re-serialisation, and no copy
+     * of the text (up to --max-body) but the one read from the database */
     json_t *envelope = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "url",
                                  page, "api_url", api, "received", info.received, "submitter",
                                  info.submitter, "content_hash", info.content_hash);
-    char *head = envelope ? json_dumps(envelope, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    struct lb_buf head = {0};
+    if (envelope)
+        lb_buf_json(&head, envelope);
     json_decref(envelope);
-    if (!head) {
-        free(text);
+    if (!envelope || head.failed || head.len < 2) {
+        lb_buf_free(&head);
         lb_respond_error(res, 500, "out of memory");
         return;
     }
+    head.len--; /* without the closing brace */
+    lb_buf_puts(&head, ",\"results\":");
+    lb_buf_insert(b, 0, head.data, head.len);
+    lb_buf_puts(b, "}\n");
+    lb_buf_free(&head);
     res->status = 200;
     res->content_type = "application/json; charset=utf-8";
-    lb_buf_add(&res->body, head, strlen(head) - 1); /* without the closing brace */
-    lb_buf_puts(&res->body, ",\"results\":");
-    lb_buf_puts(&res->body, text);
-    lb_buf_puts(&res->body, "}\n");
-    free(head);
-    free(text);
 }
 
 void lb_api_token(struct lb_app *app, const struct lb_request *req, struct lb_response *res)
@@ -153,8 +187,10 @@ void lb_api_token(struct lb_app *app, const struct lb_request *req, struct lb_re
         res->bearer_challenge = 1;
         lb_respond_error(res, 401, "%s", err.msg);
     } else if (st != XPB_OK) {
-        res->retry_after = 5;
-        lb_respond_error(res, 503, "%s", err.msg);
+        lb_respond_internal(res, 503, 5,
+                            "the service cannot check tokens now: retry in a few "
+                            "seconds",
+                            err.msg);
     } else {
         lb_respond_json(res, 200, json_pack("{s:s}", "submitter", name));
     }

@@ -8,6 +8,7 @@
 
 #include "cmd/lb_cmd.h"
 #include "pages/lb_page_cache.h"
+#include "server/lb_memory.h"
 #include "server/lb_server.h"
 #include "service/lb_app.h"
 #include "store/lb_migrate.h"
@@ -17,7 +18,7 @@
 struct serve_opts {
     const char *data, *database, *cert, *key, *public_url;
     struct lb_server_opts server;
-    double max_body, upload_memory, max_runs, per_day, page_cache;
+    double max_body, upload_memory, answer_memory, max_runs, per_day, page_cache;
     double rate_per_minute, rate_burst;
 };
 
@@ -45,6 +46,7 @@ static void usage(FILE *f)
             "  --request-timeout SEC  its head and body, and its answer, within (default 60)\n"
             "  --max-body BYTES       largest upload accepted (default 4194304)\n"
             "  --upload-memory BYTES  upload bodies held at once (default 67108864)\n"
+            "  --answer-memory BYTES  answers being sent, held at once (default 67108864)\n"
             "  --max-runs N           runs per submission (default 256)\n"
             "  --max-per-day N        new submissions per token per 24 h (default 100; 0 = off)\n"
             "  --rate-limit N         uploads per minute per token (default 120; 0 = off)\n"
@@ -87,6 +89,7 @@ static void defaults(struct serve_opts *o, double *n)
     o->server.bind = "127.0.0.1";
     o->max_body = LB_DEFAULT_MAX_BODY;
     o->upload_memory = LB_DEFAULT_UPLOAD_MEMORY;
+    o->answer_memory = LB_DEFAULT_ANSWER_MEMORY;
     o->max_runs = LB_DEFAULT_MAX_RUNS;
     o->per_day = LB_DEFAULT_PER_DAY;
     o->rate_per_minute = 120;
@@ -94,6 +97,10 @@ static void defaults(struct serve_opts *o, double *n)
     o->page_cache = 2;
     o->server.head_timeout = 10;
     o->server.request_timeout = 60;
+    o->server.renders = LB_RENDERS;
+    o->server.render_queue = LB_RENDER_QUEUE;
+    o->server.render_nice = LB_RENDER_NICE;
+    o->server.render_wait = LB_RENDER_WAIT;
     n[0] = 8443; /* port */
     n[1] = 4;    /* threads */
     n[2] = 256;  /* connections */
@@ -118,6 +125,7 @@ static int one_option(struct serve_opts *o, double *n, const char *a, const char
         {"--request-timeout", &o->server.request_timeout, 1, 3600},
         {"--max-body", &o->max_body, 1024, 256.0 * 1024 * 1024},
         {"--upload-memory", &o->upload_memory, 1024, 64.0 * 1024 * 1024 * 1024},
+        {"--answer-memory", &o->answer_memory, 1024, 64.0 * 1024 * 1024 * 1024},
         {"--max-runs", &o->max_runs, 1, 100000},
         {"--max-per-day", &o->per_day, 0, 1e9},
         {"--rate-limit", &o->rate_per_minute, 0, 1e9},
@@ -166,6 +174,7 @@ static int parse_args(struct serve_opts *o, int argc, char **argv)
     o->server.max_connections = (unsigned)n[2];
     o->server.max_per_ip = (unsigned)n[3];
     o->server.timeout_s = (unsigned)n[4];
+    o->server.answer_memory = (size_t)o->answer_memory;
     if (!o->data == !o->database) {
         fprintf(stderr, "xpubench-leaderboard serve: give --data DIR (SQLite) or --database URL "
                         "(PostgreSQL)\n");
@@ -216,7 +225,8 @@ static int open_app(struct lb_app *app, const struct serve_opts *o)
     xpb_err err;
     memset(app, 0, sizeof *app);
     if (lb_cmd_target(target, sizeof target, o->data, o->database, &err) != XPB_OK ||
-        lb_pool_open(&app->pool, target, (int)o->server.threads, &err) != XPB_OK) {
+        lb_pool_open(&app->pool, target, (int)(o->server.threads + o->server.renders), &err) !=
+            XPB_OK) {
         fprintf(stderr, "xpubench-leaderboard: %s\n", err.msg);
         return 0;
     }
@@ -224,8 +234,7 @@ static int open_app(struct lb_app *app, const struct serve_opts *o)
     app->uploads = lb_budget_new((size_t)o->upload_memory);
     if (o->page_cache > 0)
         app->pages = lb_page_cache_new(LB_PAGE_CACHE_BYTES, o->page_cache);
-    app->renders = lb_budget_new(LB_RENDERS);
-    if (!app->limiter || !app->uploads || !app->renders || (o->page_cache > 0 && !app->pages)) {
+    if (!app->limiter || !app->uploads || (o->page_cache > 0 && !app->pages)) {
         fprintf(stderr, "xpubench-leaderboard: out of memory\n");
         return 0;
     }
@@ -233,20 +242,24 @@ static int open_app(struct lb_app *app, const struct serve_opts *o)
     app->max_body = (size_t)o->max_body;
     app->submit.max_runs = (size_t)o->max_runs;
     app->submit.max_per_day = (long long)o->per_day;
-    app->bounds = (struct lb_shown_bounds){o->server.max_connections,
-                                           o->server.max_per_ip,
-                                           o->server.head_timeout,
-                                           o->server.request_timeout,
-                                           (size_t)o->upload_memory,
-                                           o->rate_per_minute,
-                                           o->rate_burst};
+    app->bounds = (struct lb_shown_bounds){o->server.max_connections, o->server.max_per_ip,
+                                           o->server.head_timeout,    o->server.request_timeout,
+                                           (size_t)o->upload_memory,  (size_t)o->answer_memory,
+                                           o->rate_per_minute,        o->rate_burst};
+    /* a large answer must leave a quarter of the budget: the largest one must fit in the rest */
+    if (o->answer_memory / 4 * 3 < (double)lb_answer_limit(app)) {
+        fprintf(stderr,
+                "xpubench-leaderboard serve: --answer-memory must be at least %.0f bytes (4/3 "
+                "of the largest answer, %zu bytes with this --max-body)\n",
+                (double)lb_answer_limit(app) / 3 * 4 + 4, lb_answer_limit(app));
+        return 0;
+    }
     return 1;
 }
 
 static void close_app(struct lb_app *app)
 {
     lb_page_cache_free(app->pages);
-    lb_budget_free(app->renders);
     lb_budget_free(app->uploads);
     lb_ratelimit_free(app->limiter);
     lb_pool_close(app->pool);
@@ -277,6 +290,7 @@ int lb_cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    lb_memory_tune(); /* before any thread starts */
     xpb_err err;
     char *cert = NULL, *key = NULL;
     struct lb_app app;

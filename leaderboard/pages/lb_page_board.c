@@ -1,8 +1,8 @@
 /* The leaderboard page (see lb_pages.h): one ranked table per model / variant / mode /
- * precision / world size (lb_page_table.c), the tables with the most submitters first, a
- * page of tables at a time. Query parameters: the filters (lb_filter.h), sort (throughput,
- * step, speedup, energy, batch, date), dir (asc, desc), page (of tables) and offset (rows
- * skipped in each table). Everything it leaves out, it says. */
+ * precision / world size (lb_page_table.c), in the board's order (the most submitters first,
+ * lb_store_groups), a page of tables at a time. Query parameters: the filters (lb_filter.h), sort
+ * (throughput, step, speedup, energy, batch, date), dir (asc, desc), page (of tables) and offset
+ * (rows skipped in each table). Everything it leaves out, it says. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +88,9 @@ static void recent_list(struct lb_buf *b, struct lb_db *db)
         lb_page_submission_link(b, s->id);
         lb_buf_puts(b, "</td><td>");
         lb_buf_html(b, s->submitter);
-        lb_buf_puts(b, "</td><td class=\"machine\"><b>");
+        lb_buf_puts(b, "</td><td class=\"machine\"");
+        lb_page_machine_title(b, s->accelerators, s->cpu_model, s->os);
+        lb_buf_puts(b, "><b>");
         lb_buf_html(b, s->accelerators[0] ? s->accelerators : s->cpu_model);
         lb_buf_puts(b, "</b><span class=\"muted\">");
         if (s->accelerators[0]) {
@@ -175,8 +177,10 @@ static void table_pager(struct lb_buf *b, const struct lb_board_view *v, size_t 
     lb_buf_puts(b, "</nav>");
 }
 
+/* The tables; a table that cannot be read says so, and its error goes to `failed`'s note. */
 static void tables(struct lb_buf *b, struct lb_db *db, const struct lb_board_view *v,
-                   const struct lb_group *groups, size_t n, long long total)
+                   const struct lb_group *groups, size_t n, long long total,
+                   struct lb_response *failed)
 {
     lb_buf_puts(b, "<div class=\"toolbar\"><input type=\"search\" id=\"quick\" class=\"hidden\" "
                    "placeholder=\"Quick filter: device, backend, submitter\xE2\x80\xA6\" "
@@ -190,8 +194,10 @@ static void tables(struct lb_buf *b, struct lb_db *db, const struct lb_board_vie
     if (n == 0)
         lb_buf_puts(b, "<div class=\"card empty\">No results match. Upload some with "
                        "<code>xpubench upload results.json</code>.</div>");
+    xpb_err err;
     for (size_t i = 0; i < n; i++)
-        lb_page_table(b, db, &groups[i], v);
+        if (lb_page_table(b, db, &groups[i], v, &err) != XPB_OK && !failed->internal[0])
+            lb_note_internal(failed, err.msg); /* the page says "cannot be read now" */
     lb_buf_puts(b, "</form>");
     table_pager(b, v, n, total);
 }
@@ -212,14 +218,14 @@ static void render(struct lb_app *app, const struct lb_board_view *view, struct 
         lb_store_list(&none, &zero, &n_submissions, db, NULL, 0, 0, &err) != XPB_OK) {
         lb_pool_put(app->pool, db);
         free(groups);
-        lb_page_error(res, 500, err.msg);
+        lb_page_internal(res, err.msg);
         return;
     }
     struct lb_buf *b = &res->body;
     lb_page_begin(b, "Rankings");
     page_intro(b, n_submissions, n_tables);
     filter_form(b, db, &v.filter);
-    tables(b, db, &v, groups, n, n_tables);
+    tables(b, db, &v, groups, n, n_tables, res);
     recent_list(b, db);
     lb_pool_put(app->pool, db);
     lb_page_rules(b, app);
@@ -241,17 +247,17 @@ void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_r
         lb_buf_free(&key);
         return;
     }
-    /* at most LB_RENDERS pages are built at once: the other workers stay free for everything
-     * else, whatever pages a crowd asks for */
-    if (app->renders && !lb_budget_wait(app->renders, 1, LB_RENDER_WAIT)) {
+    if (req->may_defer && lb_filter_reads_runs(&v.filter)) {
+        /* a page that reads runs is built off the connection threads, by one of the server's
+         * LB_RENDERS render threads, so that it never stalls the other connections of its
+         * thread; this answer stands when LB_RENDER_QUEUE pages wait for them already */
         lb_buf_free(&key);
         res->retry_after = 2;
         lb_page_error(res, 503, "The rankings are busy: try again in a moment.");
+        res->defer = 1;
         return;
     }
     render(app, &v, res);
-    if (app->renders)
-        lb_budget_give(app->renders, 1);
     if (key.data && res->status == 200)
         lb_page_cache_put(app->pages, key.data, generation, xpb_now(), res);
     lb_buf_free(&key);

@@ -262,7 +262,9 @@ static void side_card(struct lb_buf *b, const struct side *s)
     lb_buf_html(b, s->info.submitter);
     lb_buf_puts(b, " \xC2\xB7 ");
     lb_buf_html(b, s->info.received);
-    lb_buf_puts(b, "</span></header><div class=\"machine\"><b>");
+    lb_buf_puts(b, "</span></header><div class=\"machine\"");
+    lb_page_machine_title(b, s->info.accelerators, s->info.cpu_model, s->info.os);
+    lb_buf_puts(b, "><b>");
     lb_buf_html(b, s->info.accelerators[0] ? s->info.accelerators : s->info.cpu_model);
     lb_buf_puts(b, "</b><span class=\"muted\">");
     lb_buf_html(b, s->info.cpu_model);
@@ -305,9 +307,10 @@ void lb_page_compare(struct lb_app *app, const struct lb_request *req, struct lb
             status = st == XPB_NOT_FOUND ? 404 : 500;
     }
     lb_pool_put(app->pool, db);
-    if (status != 200) {
-        lb_page_error(res, status,
-                      status == 404 ? "One of the two submissions does not exist." : err.msg);
+    if (status == 404) {
+        lb_page_error(res, status, "One of the two submissions does not exist.");
+    } else if (status != 200) {
+        lb_page_internal(res, err.msg);
     } else {
         struct lb_buf *b = &res->body;
         char title[96];

@@ -5,6 +5,7 @@
 #include "pages/lb_assets.h"
 #include "pages/lb_escape.h"
 #include "pages/lb_pages.h"
+#include "store/lb_store.h"
 
 void lb_page_begin(struct lb_buf *b, const char *title)
 {
@@ -54,6 +55,25 @@ void lb_page_error(struct lb_response *res, int status, const char *message)
     lb_buf_puts(b, "</p><p><a href=\"/\">Back to the rankings</a></p></div>");
     lb_page_end(b);
     lb_page_send(res, status);
+}
+
+void lb_page_internal(struct lb_response *res, const char *what)
+{
+    lb_page_error(res, 500, "This page cannot be shown now: try again in a moment.");
+    lb_note_internal(res, what);
+}
+
+void lb_page_machine_title(struct lb_buf *b, const char *device, const char *cpu, const char *os)
+{
+    lb_buf_puts(b, " title=\"");
+    lb_buf_html_cut(b, device[0] ? device : cpu, LB_TEXT_MAX);
+    if (device[0] && strcmp(device, cpu) != 0) {
+        lb_buf_puts(b, " \xC2\xB7 host ");
+        lb_buf_html_cut(b, cpu, LB_TEXT_MAX);
+    }
+    lb_buf_puts(b, " \xC2\xB7 ");
+    lb_buf_html_cut(b, os, LB_TEXT_MAX);
+    lb_buf_puts(b, "\"");
 }
 
 void lb_page_submission_link(struct lb_buf *b, long long id)

@@ -40,7 +40,10 @@ static void shown(struct lb_buf *b)
     lb_buf_printf(
         b,
         "<h3>What the page shows</h3><ul>"
-        "<li>Tables with the most submitters first, %d per page; each shows %d rows at a time, "
+        "<li>Tables with the most submitters first; among as many, each submitter's first "
+        "table before anyone's second, then the latest: one submission of many new models "
+        "takes no more of the first page than another submitter's table. %d tables per "
+        "page; each shows %d rows at a time, "
         "down to row %d (the API lists every result). A submitter's results count at most %d "
         "times in a table (the fastest): one submitter cannot flood a ranking; filter by "
         "submitter to see all of theirs.</li>"
@@ -76,14 +79,21 @@ static void accepted(struct lb_buf *b, const struct lb_app *app)
     bytes(b, lb_answer_limit(app));
     lb_buf_printf(b,
                   "; submitted documents are served as stored, compact. Rankings pages are kept "
-                  "a moment once built, and at most %d are built at once per service process "
-                  "(another waits up to %g s, then gets 503): whatever pages a crowd asks for, "
+                  "a moment once built; a page filtered by backend, batch or submitter is built "
+                  "apart from every other request, at most %d at once per service process and "
+                  "%d more waiting up to %g s (beyond, 503): whatever pages a crowd asks for, "
                   "the service keeps answering everything else.",
-                  LB_RENDERS, LB_RENDER_WAIT);
+                  LB_RENDERS, LB_RENDER_QUEUE, LB_RENDER_WAIT);
     if (app->bounds.upload_memory) {
         lb_buf_puts(b, " Upload bodies being received hold at most ");
         bytes(b, app->bounds.upload_memory);
         lb_buf_puts(b, " together (more waits: 503 with Retry-After).");
+    }
+    if (app->bounds.answer_memory) {
+        lb_buf_puts(b, " Answers being sent hold at most ");
+        bytes(b, app->bounds.answer_memory);
+        lb_buf_puts(b, " together, large ones three quarters of it (more waits: 503 with "
+                       "Retry-After): clients that do not read cannot grow the service.");
     }
     lb_buf_puts(b, "</li>");
     if (app->bounds.max_connections)

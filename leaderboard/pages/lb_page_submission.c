@@ -186,7 +186,10 @@ static void run_cells(struct lb_buf *b, const json_t *run, int version)
                   json_is_true(json_object_get(config, "fusion")) ? "fused \xC2\xB7 " : "",
                   lb_doc_num(config, "threads"));
     lb_buf_html(b, lb_doc_str(config, "transfer"));
-    lb_buf_puts(b, "</span><br><span class=\"small\">");
+    /* the device's name on one line, whole on hover: a long one cannot widen the column */
+    lb_buf_puts(b, "</span><br><span class=\"small clip\" title=\"");
+    lb_buf_html_cut(b, lb_doc_str(device, "name"), LB_TEXT_MAX);
+    lb_buf_puts(b, "\">");
     text(b, lb_doc_str(device, "name"));
     lb_buf_puts(b, "</span> <span class=\"pill kind\">");
     text(b, run_kind(run, version));
@@ -371,7 +374,7 @@ void lb_page_submission(struct lb_app *app, const struct lb_request *req, struct
         return;
     }
     if (st != XPB_OK) {
-        lb_page_error(res, 500, err.msg);
+        lb_page_internal(res, err.msg);
         return;
     }
     struct lb_buf *b = &res->body;

@@ -222,7 +222,9 @@ static void throughput_cell(struct lb_buf *b, const struct shown *s)
 
 static void machine_cell(struct lb_buf *b, const struct lb_run_row *r)
 {
-    lb_buf_puts(b, "<td class=\"machine\"><b>");
+    lb_buf_puts(b, "<td class=\"machine\"");
+    lb_page_machine_title(b, r->device, r->cpu_model, r->os);
+    lb_buf_puts(b, "><b>");
     lb_buf_html(b, r->device[0] ? r->device : r->cpu_model);
     lb_buf_printf(b, "</b> <span class=\"pill kind %s\">", lb_page_kind_class(r->device_kind));
     lb_buf_html(b, r->device_kind);
@@ -355,23 +357,23 @@ static void cut_note(struct lb_buf *b, const struct lb_group *g, const struct lb
     lb_buf_puts(b, "</p>");
 }
 
-void lb_page_table(struct lb_buf *b, struct lb_db *db, const struct lb_group *g,
-                   const struct lb_board_view *v)
+xpb_status lb_page_table(struct lb_buf *b, struct lb_db *db, const struct lb_group *g,
+                         const struct lb_board_view *v, xpb_err *err)
 {
     size_t first = (size_t)v->offset, want = first + LB_TABLE_ROWS;
     struct lb_run_row *rows = NULL;
     size_t n = 0;
     long long total = 0;
-    xpb_err err;
     size_t per = v->filter.submitter ? (size_t)1 << 30 : LB_TABLE_PER_SUBMITTER;
-    xpb_status st = lb_store_group_runs(&rows, &n, &total, db, g, &v->filter, per, want, &err);
+    xpb_status st = lb_store_group_runs(&rows, &n, &total, db, g, &v->filter, per, want, err);
     struct lb_ranked *ranked = st == XPB_OK ? calloc(n ? n : 1, sizeof *ranked) : NULL;
     struct shown *shown = ranked ? calloc(n ? n : 1, sizeof *shown) : NULL;
     section_head(b, g, st == XPB_OK ? total : g->n_runs);
     if (!shown) {
-        lb_buf_puts(b, "<p class=\"muted\">This table cannot be read now: ");
-        lb_buf_html(b, st == XPB_OK ? "out of memory" : err.msg);
-        lb_buf_puts(b, "</p></section>");
+        /* why is for the log (the caller's), never for the page */
+        lb_buf_puts(b, "<p class=\"muted\">This table cannot be read now.</p></section>");
+        if (st == XPB_OK)
+            st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
         goto done_rows;
     }
     lb_rank(ranked, rows, n); /* ranks count the rows above, so all of them */
@@ -396,4 +398,5 @@ done_rows:
     free(shown);
     free(ranked);
     free(rows);
+    return st;
 }

@@ -40,8 +40,9 @@ int lb_sort_key_desc_first(enum lb_sort_key k);
 void lb_board_query(struct lb_buf *q, const struct lb_filter *f, const struct lb_board_view *v,
                     long long page, long long offset);
 
-/* Appends the section of group g. A database failure is shown in the section. */
-void lb_page_table(struct lb_buf *b, struct lb_db *db, const struct lb_group *g,
-                   const struct lb_board_view *v);
+/* Appends the section of group g. When its rows cannot be read, the section says so (not why)
+ * and the error is returned (for the log). */
+xpb_status lb_page_table(struct lb_buf *b, struct lb_db *db, const struct lb_group *g,
+                         const struct lb_board_view *v, xpb_err *err);
 
 #endif

@@ -17,6 +17,10 @@ void lb_page_compare(struct lb_app *app, const struct lb_request *req, struct lb
 /* A complete error page with `status` and a one-line explanation (plain text, escaped). */
 void lb_page_error(struct lb_response *res, int status, const char *message);
 
+/* The error page of an internal failure (500): it says the page cannot be shown now, never
+ * why; `what` (a database's error text) is kept for the log only (lb_note_internal). */
+void lb_page_internal(struct lb_response *res, const char *what);
+
 /* Layout shared by the pages (lb_page_layout.c): document head, top bar, and the end. */
 void lb_page_begin(struct lb_buf *b, const char *title);
 void lb_page_end(struct lb_buf *b);
@@ -26,6 +30,12 @@ void lb_page_send(struct lb_response *res, int status);
 /* The section (id "rules") that says how ranks are decided and states every bound of the
  * service with its reason (lb_page_rules.c). */
 void lb_page_rules(struct lb_buf *b, const struct lb_app *app);
+
+/* Appends ` title="..."` naming a machine whole (its device, the host CPU when it differs, the
+ * OS; each cut at 256 bytes), for the machine cells and cards (.machine) that the stylesheet
+ * keeps to one line per text with an ellipsis: a long name from a submission cannot widen its
+ * column, and hovering shows it whole. device may be "" (the CPU is the device). */
+void lb_page_machine_title(struct lb_buf *b, const char *device, const char *cpu, const char *os);
 
 /* Appends a link to a submission: <a href="/submissions/ID">#ID</a>. */
 void lb_page_submission_link(struct lb_buf *b, long long id);

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +15,11 @@
 
 #include "api/lb_api.h"
 #include "base/clock.h"
+#include "server/lb_answer.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
 #include "server/lb_router.h"
-
-/* Sent with every answer. The pages load their script and stylesheet from this server only
- * and embed no inline script or style; SVG charts are inline markup. */
-#define CSP                                                                                        \
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+#include "service/lb_workq.h"
 
 /* A refused request's body is read and dropped (never kept) up to this many times the body
  * limit, so that a client that does not wait for 100-continue still receives the refusal and
@@ -39,8 +36,26 @@ struct lb_server {
     struct lb_app *app;
     struct lb_server_opts opts;
     struct lb_conntrack *tracker;
+    struct lb_trimmer *trimmer; /* gives back what large answers and uploads leave */
+    struct lb_answers *answers; /* answers being sent, and the memory they hold */
+    struct lb_workq *renders;   /* costly requests, off the connection threads (or NULL) */
     unsigned port;
     int https;
+};
+
+/* A request handed to a render thread (lb_response.defer). Its connection is suspended until
+ * the answer is built; the request's pointers stay valid meanwhile (the library keeps the
+ * request until it is answered). The lock orders the render thread's resume after the
+ * connection thread's suspend, whichever comes first. */
+struct deferred {
+    struct lb_server *srv;
+    struct MHD_Connection *conn;
+    struct lb_request req;
+    char client[INET6_ADDRSTRLEN + 1];
+    struct lb_response res; /* the handler's "busy" answer, then the one built */
+    pthread_mutex_t lock;
+    int done;      /* res is the answer to send */
+    int suspended; /* the connection is suspended: the render thread resumes it */
 };
 
 /* Per-request state kept across the access handler's calls. */
@@ -54,6 +69,7 @@ struct exchange {
     int admitted;
     struct lb_admission admission;
     struct lb_response *refusal; /* to send once the body has been dropped, or NULL */
+    struct deferred *deferred;   /* handed to a render thread, or NULL */
     double started;
 };
 
@@ -104,72 +120,14 @@ static struct lb_conn *conn_record(struct MHD_Connection *conn)
     return ci ? ci->socket_context : NULL;
 }
 
-static void add_headers(struct lb_server *srv, struct MHD_Response *r,
-                        const struct lb_response *res)
-{
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            res->content_type ? res->content_type : "text/plain; charset=utf-8");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "Content-Security-Policy", CSP);
-    MHD_add_response_header(r, "Cross-Origin-Resource-Policy", "same-origin");
-    if (srv->https)
-        MHD_add_response_header(r, "Strict-Transport-Security", "max-age=31536000");
-    char value[64];
-    if (res->cache_seconds > 0) {
-        snprintf(value, sizeof value, "public, max-age=%d", res->cache_seconds);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, value);
-    } else {
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    }
-    if (res->retry_after > 0) {
-        snprintf(value, sizeof value, "%ld", res->retry_after);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, value);
-    }
-    if (res->location[0])
-        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, res->location);
-    if (res->allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, res->allow);
-    if (res->bearer_challenge)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"xpubench leaderboard\"");
-}
-
-/* Sends `res` with the standard headers. Takes its body. */
-static enum MHD_Result send_response(struct lb_server *srv, struct MHD_Connection *conn,
-                                     struct lb_response *res)
-{
-    size_t len = 0;
-    int too_large = res->body.too_large;
-    char *body = lb_buf_take(&res->body, &len);
-    if (!body) {
-        res->status = 500;
-        res->content_type = "text/plain; charset=utf-8";
-        body = strdup(too_large ? "internal error: the answer would exceed the service's limit\n"
-                                : "internal error: out of memory\n");
-        if (!body)
-            return MHD_NO;
-        len = strlen(body);
-    }
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
-    add_headers(srv, r, res);
-    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)res->status, r);
-    MHD_destroy_response(r);
-    lb_conntrack_enter(srv->tracker, conn_record(conn), LB_CONN_SENDING);
-    return ok;
-}
-
+/* One line per exchange: time, client, method, path, status, duration, and, after "--", what
+ * went wrong inside when the answer hid it (lb_response.internal), escaped like the path. */
 static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, const char *method,
-                         const char *url, int status, double started)
+                         const char *url, const struct lb_response *res, double started)
 {
     if (srv->opts.quiet)
         return;
-    char client[INET6_ADDRSTRLEN + 1], when[32], what[24], path[256];
+    char client[INET6_ADDRSTRLEN + 1], when[32], what[24], path[256], inside[600];
     client_text(client, sizeof client, conn);
     time_t t = time(NULL);
     struct tm tm;
@@ -178,8 +136,21 @@ static void log_exchange(struct lb_server *srv, struct MHD_Connection *conn, con
     /* the method and path only, escaped: never headers (the token), never the body */
     lb_log_text(what, sizeof what, method);
     lb_log_text(path, sizeof path, url);
-    fprintf(stderr, "%s %s %s %s %d %.1fms\n", when, client, what, path, status,
-            (xpb_now() - started) * 1e3);
+    lb_log_text(inside, sizeof inside, res->internal);
+    fprintf(stderr, "%s %s %s %s %d %.1fms%s%s\n", when, client, what, path, res->status,
+            (xpb_now() - started) * 1e3, inside[0] ? " -- " : "", inside);
+}
+
+/* Queues res (taking its body; lb_answer.h bounds what answers hold), logs the status sent,
+ * and starts the deadline of its sending. */
+static enum MHD_Result answer(struct lb_server *srv, struct MHD_Connection *conn,
+                              const char *method, const char *url, double started,
+                              struct lb_response *res)
+{
+    enum MHD_Result ok = lb_answer_queue(srv->answers, conn, url, res);
+    log_exchange(srv, conn, method, url, res, started);
+    lb_conntrack_enter(srv->tracker, conn_record(conn), LB_CONN_SENDING);
+    return ok;
 }
 
 /* The request as the handlers see it: method, path, headers (pointers into the connection),
@@ -234,8 +205,7 @@ static enum MHD_Result on_head(struct lb_server *srv, struct MHD_Connection *con
         /* answer before the body: cleanly when the client waits for 100-continue; else the
          * client may see its send cut off */
         ex->answered = 1;
-        log_exchange(srv, conn, method, url, res->status, ex->started);
-        enum MHD_Result ok = send_response(srv, conn, res);
+        enum MHD_Result ok = answer(srv, conn, method, url, ex->started, res);
         free(res);
         return ok;
     }
@@ -266,13 +236,95 @@ static enum MHD_Result on_body(struct lb_server *srv, struct exchange *ex, const
     return MHD_YES;
 }
 
+/* Frees a deferred request once its render thread is done with it. */
+static void free_deferred(struct deferred *d)
+{
+    pthread_mutex_lock(&d->lock); /* the render thread has left its last use of d */
+    pthread_mutex_unlock(&d->lock);
+    pthread_mutex_destroy(&d->lock);
+    lb_buf_free(&d->res.body);
+    free(d);
+}
+
+/* On a render thread: builds the answer (or keeps the "busy" one when the request waited too
+ * long or the service is stopping) and resumes the connection, if its thread suspended it
+ * already. */
+static void run_deferred(void *arg, int cancelled)
+{
+    struct deferred *d = arg;
+    if (!cancelled) {
+        struct lb_response busy = d->res;
+        memset(&d->res, 0, sizeof d->res);
+        d->res.status = 500;
+        d->res.body.limit = lb_answer_limit(d->srv->app);
+        lb_route(d->srv->app, &d->req, &d->res);
+        lb_buf_free(&busy.body);
+    }
+    pthread_mutex_lock(&d->lock);
+    d->done = 1;
+    if (d->suspended)
+        MHD_resume_connection(d->conn);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* The connection thread again, after a render thread built the answer: sends it. */
+static enum MHD_Result finish_deferred(struct lb_server *srv, struct MHD_Connection *conn,
+                                       const char *url, const char *method, struct exchange *ex)
+{
+    struct deferred *d = ex->deferred;
+    ex->deferred = NULL;
+    pthread_mutex_lock(&d->lock); /* done: its render thread is leaving */
+    pthread_mutex_unlock(&d->lock);
+    enum MHD_Result ok = answer(srv, conn, method, url, ex->started, &d->res);
+    free_deferred(d);
+    return ok;
+}
+
+/* The handler asked to run off this thread (res->defer): hands the request to a render thread
+ * and suspends the connection, or, when none can take it now, sends the handler's answer (503
+ * busy) at once. Takes res's body either way. */
+static enum MHD_Result defer(struct lb_server *srv, struct MHD_Connection *conn, const char *url,
+                             const char *method, struct exchange *ex, const struct lb_request *req,
+                             struct lb_response *res)
+{
+    struct deferred *d = calloc(1, sizeof *d);
+    if (!d)
+        goto send_now;
+    d->srv = srv;
+    d->conn = conn;
+    d->req = *req;
+    snprintf(d->client, sizeof d->client, "%s", req->client);
+    d->req.client = d->client;
+    d->req.may_defer = 0; /* the render thread builds it */
+    d->res = *res;        /* the busy answer moves to d, before a render thread may see d */
+    memset(&res->body, 0, sizeof res->body);
+    pthread_mutex_init(&d->lock, NULL);
+    if (!lb_workq_submit(srv->renders, run_deferred, d)) {
+        *res = d->res; /* back: it is the answer */
+        pthread_mutex_destroy(&d->lock);
+        free(d);
+        goto send_now;
+    }
+    ex->deferred = d;
+    pthread_mutex_lock(&d->lock);
+    int done = d->done;
+    if (!done) {
+        MHD_suspend_connection(conn);
+        d->suspended = 1;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return done ? finish_deferred(srv, conn, url, method, ex) : MHD_YES;
+
+send_now:
+    return answer(srv, conn, method, url, ex->started, res);
+}
+
 /* The whole request is in: route it and answer. */
 static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection *conn,
                                    const char *url, const char *method, struct exchange *ex)
 {
     if (ex->refusal) {
-        log_exchange(srv, conn, method, url, ex->refusal->status, ex->started);
-        enum MHD_Result ok = send_response(srv, conn, ex->refusal);
+        enum MHD_Result ok = answer(srv, conn, method, url, ex->started, ex->refusal);
         free(ex->refusal);
         ex->refusal = NULL;
         return ok;
@@ -291,9 +343,12 @@ static enum MHD_Result on_complete(struct lb_server *srv, struct MHD_Connection 
     memset(&res, 0, sizeof res);
     res.status = 500;
     res.body.limit = lb_answer_limit(srv->app);
+    req.may_defer = srv->renders != NULL;
+    req.large_room = lb_answers_large_room(srv->answers, &req.answers_bounded);
     lb_route(srv->app, &req, &res);
-    log_exchange(srv, conn, method, url, res.status, ex->started);
-    return send_response(srv, conn, &res);
+    if (res.defer && srv->renders)
+        return defer(srv, conn, url, method, ex, &req, &res);
+    return answer(srv, conn, method, url, ex->started, &res);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -310,6 +365,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = ex;
         return on_head(srv, conn, url, method, ex);
     }
+    if (ex->deferred) /* resumed: a render thread built the answer */
+        return finish_deferred(srv, conn, url, method, ex);
     if (ex->answered) {
         *upload_data_size = 0; /* the rest of a refused body is dropped */
         return MHD_YES;
@@ -328,11 +385,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (ex) {
         if (ex->admitted)
             lb_api_release(srv->app, &ex->admission);
+        lb_trimmer_note(srv->trimmer, ex->body.cap); /* a large upload was parsed */
         lb_buf_free(&ex->body);
         if (ex->refusal) {
             lb_buf_free(&ex->refusal->body);
             free(ex->refusal);
         }
+        if (ex->deferred) /* the service stopped before the answer was sent */
+            free_deferred(ex->deferred);
         free(ex);
         *con_cls = NULL;
     }
@@ -420,7 +480,8 @@ xpb_status lb_server_start(struct lb_server **out, struct lb_app *app,
                            opts->bind);
     struct sockaddr_in sin;
     struct sockaddr_in6 sin6;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
+                     MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr *sa = listen_address(&sin, &sin6, opts->bind, opts->port, &flags);
     if (!sa)
         return xpb_err_set(err, XPB_INVALID_ARGUMENT, "--bind %s is not an IPv4 or IPv6 address",
@@ -438,19 +499,38 @@ xpb_status lb_server_start(struct lb_server **out, struct lb_app *app,
     xpb_status st = lb_conntrack_start(&srv->tracker, &track, err);
     if (st != XPB_OK)
         goto fail_srv;
+    if ((st = lb_trimmer_start(&srv->trimmer, 1.0, err)) != XPB_OK)
+        goto fail_tracker;
+    struct lb_answers_opts answers = {opts->answer_memory, opts->answer_memory / 4, LB_SMALL_ANSWER,
+                                      https};
+    if ((st = lb_answers_new(&srv->answers, &answers, srv->trimmer, err)) != XPB_OK)
+        goto fail_trimmer;
+    if (opts->renders > 0 &&
+        (st = lb_workq_start(&srv->renders, opts->renders, opts->render_queue, opts->render_nice,
+                             opts->render_wait, err)) != XPB_OK)
+        goto fail_answers;
     srv->daemon = start_daemon(srv, flags, sa);
     if (!srv->daemon) {
         st = xpb_err_set(err, XPB_IO_ERROR,
                          "cannot start the server on %s port %u (address in use, or a bad "
                          "certificate or key)",
                          opts->bind, opts->port);
-        goto fail_tracker;
+        goto fail_renders;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opts->port;
     *out = srv;
     return XPB_OK;
 
+fail_renders:
+    if (srv->renders) {
+        lb_workq_stop(srv->renders);
+        lb_workq_free(srv->renders);
+    }
+fail_answers:
+    lb_answers_free(srv->answers);
+fail_trimmer:
+    lb_trimmer_stop(srv->trimmer);
 fail_tracker:
     lb_conntrack_stop(srv->tracker);
 fail_srv:
@@ -467,14 +547,23 @@ void lb_server_stop(struct lb_server *server)
 {
     if (!server)
         return;
-    MHD_stop_daemon(server->daemon); /* closes every connection: the tracker is then empty */
+    /* every suspended connection is resumed first (the library requires it): the pages still
+     * waiting for a render thread get their "busy" answer, those being built are finished */
+    if (server->renders)
+        lb_workq_stop(server->renders);
+    MHD_stop_daemon(server->daemon); /* closes every connection: the tracker is then empty, and
+                                        every answer released */
     struct lb_conntrack_stats st;
     lb_conntrack_stats(server->tracker, &st);
     if (!server->opts.quiet)
         fprintf(stderr,
                 "xpubench-leaderboard: connections: %llu shed to make room, %llu closed at "
-                "their deadline\n",
-                st.shed, st.expired);
+                "their deadline; %llu rankings pages and %llu answers refused as busy\n",
+                st.shed, st.expired, server->renders ? lb_workq_refused(server->renders) : 0ULL,
+                lb_answers_refused(server->answers));
+    lb_workq_free(server->renders);
+    lb_answers_free(server->answers);
+    lb_trimmer_stop(server->trimmer);
     lb_conntrack_stop(server->tracker);
     free(server);
 }

@@ -4,6 +4,8 @@
  * answer, and adds the security headers every answer carries.
  *
  * What keeps it answering under attack: connection deadlines and shedding (lb_conntrack.h);
+ * costly requests built by render threads while their connection is suspended, never on a
+ * connection thread (lb_workq.h);
  * uploads admitted from their headers (token, rate, quota, memory budget: lb_api_admit) before
  * any of their body is buffered, and other requests' bodies never buffered; every answer built
  * under a size limit (lb_answer_limit); the access log escaped (lb_log_text). */
@@ -26,6 +28,16 @@ struct lb_server_opts {
     double head_timeout;            /* seconds for a request's head (lb_conntrack.h) */
     double request_timeout;         /* seconds for its head and body, and for its answer */
     int quiet;                      /* no access log */
+    /* render threads for the requests whose handler asks to run off the connection threads
+     * (lb_response.defer: rankings pages that read runs), with room for render_queue more
+     * waiting at most render_wait seconds, niced by render_nice; 0 renders: handlers run where
+     * they are asked */
+    unsigned renders, render_queue;
+    int render_nice;
+    double render_wait;
+    /* bytes the answers being sent may hold together (0: no bound); answers over
+     * LB_SMALL_ANSWER must leave a quarter of it to the others (lb_answer.h) */
+    size_t answer_memory;
 };
 
 struct lb_server;

@@ -25,6 +25,20 @@ size_t lb_answer_limit(const struct lb_app *app)
     return need > LB_ANSWER_MIN ? need : LB_ANSWER_MIN;
 }
 
+void lb_respond_answers_full(struct lb_response *res)
+{
+    res->retry_after = LB_ANSWERS_FULL_RETRY;
+    lb_respond_error(res, 503, "the service is sending too much at once: retry in a few seconds");
+}
+
+int lb_answer_fits(const struct lb_request *req, size_t bytes, struct lb_response *res)
+{
+    if (!req->answers_bounded || bytes <= LB_SMALL_ANSWER || bytes <= req->large_room)
+        return 1;
+    lb_respond_answers_full(res);
+    return 0;
+}
+
 void lb_base_url(char *out, size_t cap, const struct lb_app *app, const struct lb_request *req)
 {
     if (app->public_url && *app->public_url) {

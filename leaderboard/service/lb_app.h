@@ -23,14 +23,20 @@
 #define LB_MAX_NODES 250000                  /* values and keys of a submitted document */
 #define LB_ANSWER_MIN (16u << 20)            /* an answer may hold at least this much */
 #define LB_PAGE_CACHE_BYTES (32u << 20)      /* rankings pages kept (lb_page_cache.h) */
-#define LB_RENDERS 2                         /* rankings pages rendered at once, per process */
-#define LB_RENDER_WAIT 5.0                   /* seconds a page waits for a render slot, then 503 */
+#define LB_DEFAULT_ANSWER_MEMORY (64u << 20) /* bytes of answers being sent, together */
+#define LB_SMALL_ANSWER (1u << 20)           /* answers that may use all of that budget */
+#define LB_ANSWERS_FULL_RETRY 5              /* Retry-After when that budget is full, seconds */
+#define LB_RENDERS 2        /* rankings pages that read runs rendered at once, per process */
+#define LB_RENDER_QUEUE 8   /* more such pages waiting for a render thread; beyond: 503 at once */
+#define LB_RENDER_NICE 10   /* the render threads' nice value: connection threads come first */
+#define LB_RENDER_WAIT 10.0 /* seconds a page may wait for a render thread, then 503 */
 
 /* The server's own bounds, as configured, for the page that states them (0: not set). */
 struct lb_shown_bounds {
     unsigned max_connections, max_per_ip;
     double head_timeout, request_timeout; /* seconds */
     size_t upload_memory;                 /* bytes */
+    size_t answer_memory;                 /* bytes */
     double rate_per_minute, rate_burst;   /* uploads per token */
 };
 
@@ -45,13 +51,19 @@ struct lb_app {
     struct lb_submit_limits submit; /* runs per submission, submissions per token per day */
     struct lb_shown_bounds bounds;
     struct lb_page_cache *pages; /* rankings pages, or NULL: none kept */
-    struct lb_budget *renders;   /* rankings rendered at once (LB_RENDERS), or NULL: no limit */
     atomic_ulong generation;     /* bumped by every submission this process stores */
 };
 
 /* The largest answer the service builds: the stored document of an upload of max_body bytes
  * fits, and never less than LB_ANSWER_MIN. */
 size_t lb_answer_limit(const struct lb_app *app);
+
+/* 1 when an answer of `bytes` can be sent now (req->large_room); else res is a 503 with
+ * Retry-After saying the service is sending too much at once, and 0. */
+int lb_answer_fits(const struct lb_request *req, size_t bytes, struct lb_response *res);
+
+/* res: the 503 of an answer that does not fit in the budget of answers being sent (JSON). */
+void lb_respond_answers_full(struct lb_response *res);
 
 /* The base URL of the service as the client sees it, without a trailing slash, into out
  * (cap bytes): app->public_url, else "<scheme>://<Host header>" when the Host header is a

@@ -3,11 +3,9 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 struct lb_budget {
     pthread_mutex_t lock;
-    pthread_cond_t given; /* signalled when something is given back */
     size_t capacity, used;
 };
 
@@ -17,7 +15,6 @@ struct lb_budget *lb_budget_new(size_t capacity)
     if (!b)
         return NULL;
     pthread_mutex_init(&b->lock, NULL);
-    pthread_cond_init(&b->given, NULL);
     b->capacity = capacity;
     return b;
 }
@@ -26,49 +23,31 @@ void lb_budget_free(struct lb_budget *b)
 {
     if (!b)
         return;
-    pthread_cond_destroy(&b->given);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
 
-/* Reserves n when they are left (the lock held): 1 when granted. */
-static int grant_locked(struct lb_budget *b, size_t n)
+/* Reserves n when n + keep are left: 1 when granted. */
+int lb_budget_take_leaving(struct lb_budget *b, size_t n, size_t keep)
 {
-    int ok = n <= b->capacity - b->used;
+    pthread_mutex_lock(&b->lock);
+    size_t left = b->capacity - b->used;
+    int ok = n <= left && keep <= left - n;
     if (ok)
         b->used += n;
+    pthread_mutex_unlock(&b->lock);
     return ok;
 }
 
 int lb_budget_take(struct lb_budget *b, size_t n)
 {
-    pthread_mutex_lock(&b->lock);
-    int ok = grant_locked(b, n);
-    pthread_mutex_unlock(&b->lock);
-    return ok;
-}
-
-int lb_budget_wait(struct lb_budget *b, size_t n, double seconds)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    long long ns = until.tv_nsec + (long long)(seconds * 1e9);
-    until.tv_sec += (time_t)(ns / 1000000000LL);
-    until.tv_nsec = (long)(ns % 1000000000LL);
-    pthread_mutex_lock(&b->lock);
-    int rc = 0;
-    while (n > b->capacity - b->used && rc == 0)
-        rc = pthread_cond_timedwait(&b->given, &b->lock, &until);
-    int ok = grant_locked(b, n);
-    pthread_mutex_unlock(&b->lock);
-    return ok;
+    return lb_budget_take_leaving(b, n, 0);
 }
 
 void lb_budget_give(struct lb_budget *b, size_t n)
 {
     pthread_mutex_lock(&b->lock);
     b->used = n <= b->used ? b->used - n : 0;
-    pthread_cond_broadcast(&b->given);
     pthread_mutex_unlock(&b->lock);
 }
 

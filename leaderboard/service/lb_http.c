@@ -26,22 +26,35 @@ long long lb_query_count(const struct lb_request *req, const char *key, long lon
     return n <= max ? n : -1;
 }
 
+static int dump_to_buf(const char *text, size_t size, void *data)
+{
+    struct lb_buf *b = data;
+    lb_buf_add(b, text, size);
+    return b->failed ? -1 : 0;
+}
+
+void lb_buf_json(struct lb_buf *b, const json_t *value)
+{
+    if (json_dump_callback(value, dump_to_buf, b,
+                           JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0)
+        b->failed = 1;
+}
+
 void lb_respond_json(struct lb_response *res, int status, json_t *obj)
 {
     res->status = status;
     res->content_type = "application/json; charset=utf-8";
     lb_buf_free(&res->body);
-    char *text =
-        obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) : NULL;
+    if (obj) {
+        lb_buf_json(&res->body, obj);
+        lb_buf_puts(&res->body, "\n");
+    }
     json_decref(obj);
-    if (!text) {
+    if (!obj || (res->body.failed && !res->body.too_large)) {
+        lb_buf_free(&res->body);
         res->status = 500;
         lb_buf_puts(&res->body, "{\"error\":\"out of memory\",\"status\":500}\n");
-        return;
     }
-    lb_buf_puts(&res->body, text);
-    lb_buf_puts(&res->body, "\n");
-    free(text);
 }
 
 void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)
@@ -60,6 +73,19 @@ void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)
         text = json_string(msg);
     }
     lb_respond_json(res, status, json_pack("{s:o, s:i}", "error", text, "status", status));
+}
+
+void lb_note_internal(struct lb_response *res, const char *what)
+{
+    snprintf(res->internal, sizeof res->internal, "%s", what ? what : "");
+}
+
+void lb_respond_internal(struct lb_response *res, int status, long retry_after, const char *message,
+                         const char *what)
+{
+    res->retry_after = retry_after;
+    lb_respond_error(res, status, "%s", message);
+    lb_note_internal(res, what);
 }
 
 const char *lb_status_text(int status)

@@ -37,6 +37,14 @@ struct lb_request {
                                              its headers (lb_api_admit); NULL otherwise */
     const char *client;                   /* client address as text */
     int https;                            /* received over TLS */
+    /* the server can run this request's handler again off its connection threads when the
+     * handler asks (lb_response.defer); 0 when it already runs there, or in the tests */
+    int may_defer;
+    /* when answers_bounded, the room left now for an answer larger than LB_SMALL_ANSWER in the
+     * server's budget of answers being sent: a handler that can tell its answer's size before
+     * building it refuses it at once when it would not fit (lb_answer_fits, lb_app.h) */
+    int answers_bounded;
+    size_t large_room;
 };
 
 struct lb_response {
@@ -48,6 +56,13 @@ struct lb_response {
     char location[256];   /* Location header when not empty */
     const char *allow;    /* Allow header (405 answers), static, or NULL */
     int bearer_challenge; /* add WWW-Authenticate: Bearer (401 answers) */
+    /* the handler (asked with lb_request.may_defer) wants to be run again off the connection
+     * threads, the work being costly; the answer it gave stands when the server cannot (too
+     * many wait already): a 503 "busy" with Retry-After */
+    int defer;
+    /* what went wrong inside (a database's error text), for the service's log only: answers
+     * never carry it (lb_note_internal); "" when nothing did */
+    char internal[256];
 };
 
 /* The first value of query parameter `key`, or NULL. The pointer belongs to the request. */
@@ -60,9 +75,22 @@ long long lb_query_count(const struct lb_request *req, const char *key, long lon
 /* Sets a compact JSON body and status; `obj` is stolen (decref'ed here). */
 void lb_respond_json(struct lb_response *res, int status, json_t *obj);
 
+/* Appends `value` to b as the answers write JSON (compact, keys in order, reals with 17
+ * digits), dumped straight into b (no copy of the text); a failure marks b failed. */
+void lb_buf_json(struct lb_buf *b, const json_t *value);
+
 /* A JSON error {"error": message} with `status`. */
 void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Keeps `what` (an internal error's text) in res for the log, never in the answer. */
+void lb_note_internal(struct lb_response *res, const char *what);
+
+/* A JSON error that hides an internal failure: `status` with `message` (what the client may
+ * know: that the service cannot answer now, not why), Retry-After `retry_after` seconds (0:
+ * none), and `what` for the log only (lb_note_internal). */
+void lb_respond_internal(struct lb_response *res, int status, long retry_after, const char *message,
+                         const char *what);
 
 /* The standard reason phrase of an HTTP status ("Not Found"); static, never NULL. */
 const char *lb_status_text(int status);

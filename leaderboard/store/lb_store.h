@@ -10,6 +10,7 @@
 
 #include "base/errmsg.h"
 #include "db/lb_db.h"
+#include "text/lb_buf.h"
 
 #define LB_NAME_MAX 64  /* model, variant, backend names; tool.version */
 #define LB_TEXT_MAX 256 /* device, CPU, OS, scenario names, run ids */
@@ -67,6 +68,11 @@ struct lb_filter {
 
 /* 1 when any filter is set. */
 int lb_filter_any(const struct lb_filter *f);
+
+/* 1 when the rankings under f are read from the runs rather than only from what the store
+ * keeps (lb_store_index.h): f names a backend, a batch or a submitter. Such a page costs in
+ * proportion to the runs stored (0.5 s at 50,000 runs); the others cost the rows shown. */
+int lb_filter_reads_runs(const struct lb_filter *f);
 
 /* 1 when a run of this device kind runs on the host CPU. */
 int lb_kind_is_cpu(const char *device_kind);
@@ -136,7 +142,9 @@ struct lb_group {
     long long n_submitters; /* distinct submitters among them */
 };
 
-/* The groups with finished runs matching `f`, most submitters first (then by name), `offset`
+/* The groups with finished runs matching `f` in the board's order (the most submitters first;
+ * among as many, each submitter's first table before anyone's second, by the turn in which its
+ * submitter opened it; then the latest submission first; then by name), `offset`
  * skipped, at most `limit`; *total_out counts them all. *out malloc'ed (caller frees). */
 xpb_status lb_store_groups(struct lb_group **out, size_t *n_out, long long *total_out,
                            struct lb_db *db, const struct lb_filter *f, size_t limit, size_t offset,
@@ -161,10 +169,16 @@ xpb_status lb_store_submission_runs(struct lb_run_row **rows_out, size_t *n_out,
                                     long long id, const struct lb_filter *f, size_t limit,
                                     xpb_err *err);
 
-/* Submission `id`: its summary, and its canonical text (malloc'ed, caller frees) when text_out
- * is not NULL. XPB_NOT_FOUND when there is none. */
-xpb_status lb_store_submission(struct lb_submission_info *info, char **text_out, struct lb_db *db,
-                               long long id, xpb_err *err);
+/* Submission `id`: its summary, and its canonical text appended to *text_out when it is not
+ * NULL (read straight into it: a document of several MiB is not copied once more; check
+ * text_out->failed). XPB_NOT_FOUND when there is none. */
+xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *text_out,
+                               struct lb_db *db, long long id, xpb_err *err);
+
+/* The size in bytes of submission `id`'s stored document, without reading it. XPB_NOT_FOUND
+ * when there is none. */
+xpb_status lb_store_document_bytes(long long *bytes_out, struct lb_db *db, long long id,
+                                   xpb_err *err);
 
 /* Submission `id` with its document parsed (new reference, caller decrefs). */
 xpb_status lb_store_submission_doc(struct lb_submission_info *info, json_t **doc_out,

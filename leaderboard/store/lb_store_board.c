@@ -18,11 +18,20 @@
     "(r.world_size = $7 OR $7 IS NULL) AND (t.name = $8 OR $8 IS NULL) "
 #define GROUP_KEY "r.model, r.variant, r.mode, r.precision, r.world_size"
 
+/* The order of the tables: the most submitters first (distinct tokens: one submission, or one
+ * token, adds one at most); among as many, each token's first table before anyone's second
+ * (creator_turn: how many tables the token that opened it had opened before), so that one
+ * submission of many new models takes no more of the first page than any other submitter's
+ * table; then the table with the latest submission; then the names. The same from what
+ * lb_store_index.h keeps below (SQL_KEPT_GROUPS). */
 static const char SQL_GROUPS[] =
-    "SELECT " GROUP_KEY
-    ", count(*), count(DISTINCT s.token_id) FROM runs r " LB_RUN_JOINS BOARD_WHERE
-    "GROUP BY " GROUP_KEY " ORDER BY count(DISTINCT s.token_id) DESC, " GROUP_KEY
-    " LIMIT $9 OFFSET $10";
+    "SELECT x.model, x.variant, x.mode, x.precision, x.world_size, x.n_runs, x.n_submitters "
+    "FROM (SELECT " GROUP_KEY ", count(*) AS n_runs, count(DISTINCT s.token_id) AS n_submitters "
+    "FROM runs r " LB_RUN_JOINS BOARD_WHERE "GROUP BY " GROUP_KEY ") x JOIN board_groups g ON "
+    "g.model = x.model AND g.variant = x.variant AND g.mode = x.mode AND "
+    "g.precision = x.precision AND g.world_size = x.world_size "
+    "ORDER BY x.n_submitters DESC, g.creator_turn, g.last_submission DESC, x.model, x.variant, "
+    "x.mode, x.precision, x.world_size LIMIT $9 OFFSET $10";
 static const char SQL_GROUP_COUNT[] =
     "SELECT count(*) FROM (SELECT 1 FROM runs r " LB_RUN_JOINS BOARD_WHERE "GROUP BY " GROUP_KEY
     ") g";
@@ -50,8 +59,8 @@ static const char SQL_GROUP_RUNS[] = "SELECT " LB_RUN_COLUMNS ", count(*) OVER (
 static const char SQL_KEPT_GROUPS[] =
     "SELECT model, variant, mode, precision, world_size, n_runs, n_submitters FROM "
     "board_groups " GROUPS_WHERE
-    "ORDER BY n_submitters DESC, model, variant, mode, precision, world_size "
-    "LIMIT $6 OFFSET $7";
+    "ORDER BY n_submitters DESC, creator_turn, last_submission DESC, model, variant, mode, "
+    "precision, world_size LIMIT $6 OFFSET $7";
 static const char SQL_KEPT_GROUP_COUNT[] = "SELECT count(*) FROM board_groups " GROUPS_WHERE;
 #define TABLE_WHERE                                                                                \
     "WHERE r.model = $1 AND r.variant = $2 AND r.mode = $3 AND r.precision = $4 AND "              \
@@ -76,13 +85,17 @@ int lb_filter_any(const struct lb_filter *f)
                  f->batch > 0 || f->world_size > 0);
 }
 
+int lb_filter_reads_runs(const struct lb_filter *f)
+{
+    return f && (f->backend || f->submitter || f->batch > 0);
+}
+
 static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f);
-static int kept_tables_answer(const struct lb_filter *f);
 
 static xpb_status count_groups(long long *total, struct lb_db *db, const struct lb_filter *f,
                                xpb_err *err)
 {
-    int kept = kept_tables_answer(f);
+    int kept = !lb_filter_reads_runs(f);
     struct lb_stmt *s = lb_db_stmt(db, kept ? SQL_KEPT_GROUP_COUNT : SQL_GROUP_COUNT, err);
     if (!s)
         return XPB_IO_ERROR;
@@ -91,12 +104,6 @@ static xpb_status count_groups(long long *total, struct lb_db *db, const struct 
     else
         lb_bind_filter(s, f);
     return lb_store_int(total, db, s, "counting tables", err);
-}
-
-/* 1 when the kept tables answer filter f: it names no backend, batch or submitter. */
-static int kept_tables_answer(const struct lb_filter *f)
-{
-    return !f || (!f->backend && !f->submitter && f->batch <= 0);
 }
 
 static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f)
@@ -113,7 +120,7 @@ static void bind_group_filter(struct lb_stmt *s, const struct lb_filter *f)
 static struct lb_stmt *groups_stmt(int *first_param, struct lb_db *db, const struct lb_filter *f,
                                    xpb_err *err)
 {
-    int kept = kept_tables_answer(f);
+    int kept = !lb_filter_reads_runs(f);
     struct lb_stmt *s = lb_db_stmt(db, kept ? SQL_KEPT_GROUPS : SQL_GROUPS, err);
     if (s && kept)
         bind_group_filter(s, f);

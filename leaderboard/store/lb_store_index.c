@@ -18,11 +18,17 @@ static const char SQL_MEMBER[] =
     "INSERT INTO board_members(model, variant, mode, precision, world_size, token_id, n_runs) "
     "VALUES ($1, $2, $3, $4, $5, $6, 1) ON CONFLICT (model, variant, mode, precision, "
     "world_size, token_id) DO UPDATE SET n_runs = board_members.n_runs + 1 RETURNING n_runs";
+/* a table's counts and latest submission; RETURNING says whether it existed */
 static const char SQL_GROUP[] =
-    "INSERT INTO board_groups(model, variant, mode, precision, world_size, n_runs, n_submitters) "
-    "VALUES ($1, $2, $3, $4, $5, 1, $6) ON CONFLICT (model, variant, mode, precision, "
-    "world_size) DO UPDATE SET n_runs = board_groups.n_runs + 1, "
-    "n_submitters = board_groups.n_submitters + $6";
+    "UPDATE board_groups SET n_runs = n_runs + 1, n_submitters = n_submitters + $6, "
+    "last_submission = $7 WHERE model = $1 AND variant = $2 AND mode = $3 AND precision = $4 AND "
+    "world_size = $5 RETURNING n_runs";
+/* a new table, opened by run $6 of token $7 in submission $8: its turn is the number of tables
+ * that token opened before (lb_store.h, lb_store_groups) */
+static const char SQL_NEW_GROUP[] =
+    "INSERT INTO board_groups(model, variant, mode, precision, world_size, n_runs, n_submitters, "
+    "first_run, creator_token, creator_turn, last_submission) VALUES ($1, $2, $3, $4, $5, 1, 1, "
+    "$6, $7, (SELECT count(*) FROM board_groups WHERE creator_token = $7), $8)";
 
 static const char SQL_BACKEND[] =
     "INSERT INTO board_backends(backend, n_runs) VALUES ($1, 1) ON CONFLICT (backend) DO UPDATE "
@@ -90,10 +96,36 @@ static xpb_status rank(struct lb_db *db, long long run_id, const struct lb_run_r
     return st == XPB_OK ? set_ranked(db, run_id, 1, err) : st;
 }
 
-/* The table's counts (one more run, and one more submitter when it is the token's first) and
- * the backend's. */
-static xpb_status count(struct lb_db *db, const struct lb_run_row *r, long long token_id,
-                        xpb_err *err)
+/* The table of run `run_id`: one more run, one more submitter when it is the token's first,
+ * its latest submission; or a new table that this run opens. */
+static xpb_status count_table(struct lb_db *db, long long run_id, long long submission_id,
+                              const struct lb_run_row *r, long long token_id, int new_member,
+                              xpb_err *err)
+{
+    struct lb_stmt *s = lb_db_stmt(db, SQL_GROUP, err);
+    if (!s)
+        return XPB_IO_ERROR;
+    bind_table(s, r);
+    lb_stmt_int(s, 6, new_member);
+    lb_stmt_int(s, 7, submission_id);
+    int rc = lb_stmt_step(s);
+    lb_stmt_done(s);
+    if (rc == LB_STEP_ROW)
+        return XPB_OK;
+    if (rc == LB_STEP_ERROR || !(s = lb_db_stmt(db, SQL_NEW_GROUP, err)))
+        return rc == LB_STEP_ERROR ? lb_store_db_error(db, "counting a table", err) : XPB_IO_ERROR;
+    bind_table(s, r);
+    lb_stmt_int(s, 6, run_id);
+    lb_stmt_int(s, 7, token_id);
+    lb_stmt_int(s, 8, submission_id);
+    rc = lb_stmt_step(s);
+    lb_stmt_done(s);
+    return rc == LB_STEP_DONE ? XPB_OK : lb_store_db_error(db, "opening a table", err);
+}
+
+/* The counts of the run's table (and the token's membership) and of its backend. */
+static xpb_status count(struct lb_db *db, long long run_id, long long submission_id,
+                        const struct lb_run_row *r, long long token_id, xpb_err *err)
 {
     struct lb_stmt *s = lb_db_stmt(db, SQL_MEMBER, err);
     if (!s)
@@ -102,27 +134,21 @@ static xpb_status count(struct lb_db *db, const struct lb_run_row *r, long long 
     lb_stmt_int(s, 6, token_id);
     long long runs;
     xpb_status st = lb_store_int(&runs, db, s, "counting a table's runs", err);
+    if (st == XPB_OK)
+        st = count_table(db, run_id, submission_id, r, token_id, runs == 1, err);
     if (st != XPB_OK)
         return st;
-    if (!(s = lb_db_stmt(db, SQL_GROUP, err)))
-        return XPB_IO_ERROR;
-    bind_table(s, r);
-    lb_stmt_int(s, 6, runs == 1);
-    int rc = lb_stmt_step(s);
-    lb_stmt_done(s);
-    if (rc != LB_STEP_DONE)
-        return lb_store_db_error(db, "counting a table", err);
     if (!(s = lb_db_stmt(db, SQL_BACKEND, err)))
         return XPB_IO_ERROR;
     lb_stmt_text(s, 1, r->backend);
-    rc = lb_stmt_step(s);
+    int rc = lb_stmt_step(s);
     lb_stmt_done(s);
     return rc == LB_STEP_DONE ? XPB_OK : lb_store_db_error(db, "counting a backend", err);
 }
 
-xpb_status lb_store_index_run(struct lb_db *db, long long run_id, const struct lb_run_row *r,
-                              long long token_id, xpb_err *err)
+xpb_status lb_store_index_run(struct lb_db *db, long long run_id, long long submission_id,
+                              const struct lb_run_row *r, long long token_id, xpb_err *err)
 {
     xpb_status st = rank(db, run_id, r, token_id, err);
-    return st == XPB_OK ? count(db, r, token_id, err) : st;
+    return st == XPB_OK ? count(db, run_id, submission_id, r, token_id, err) : st;
 }

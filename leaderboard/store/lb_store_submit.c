@@ -18,8 +18,9 @@ static const char SQL_RECENT[] =
     "SELECT count(*) FROM submissions WHERE token_id = $1 AND received > $2";
 static const char SQL_INSERT_SUBMISSION[] =
     "INSERT INTO submissions(content_hash, idempotency_key, token_id, received, created, "
-    "tool_version, scenario, os, cpu_model, accelerators, n_runs, document, schema_version) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id";
+    "tool_version, scenario, os, cpu_model, accelerators, n_runs, document, schema_version, "
+    "document_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
+    "RETURNING id";
 static const char SQL_INSERT_RUN[] =
     "INSERT INTO runs(submission_id, run_index, run_id, status, model, variant, mode, precision, "
     "backend, batch, fusion, threads, transfer, device, is_cpu, throughput, step_p50, step_p95, "
@@ -129,7 +130,7 @@ static xpb_status insert_runs(struct lb_db *db, long long id, const struct lb_ru
         long long run_id = 0;
         xpb_status st = insert_run(&run_id, db, id, &rows[i], token_id, err);
         if (st == XPB_OK && !strcmp(rows[i].status, "ok") && !isnan(rows[i].throughput))
-            st = lb_store_index_run(db, run_id, &rows[i], token_id, err);
+            st = lb_store_index_run(db, run_id, id, &rows[i], token_id, err);
         if (st != XPB_OK)
             return st;
     }
@@ -158,6 +159,7 @@ static xpb_status insert_submission(long long *id, struct lb_db *db,
     lb_stmt_int(s, 11, info->n_runs);
     lb_stmt_text(s, 12, canonical);
     lb_stmt_int(s, 13, info->schema_version);
+    lb_stmt_int(s, 14, (long long)strlen(canonical));
     return lb_store_int(id, db, s, "cannot store the submission", err);
 }
 

@@ -1,8 +1,10 @@
 /* Attack crowds and a timing client (see lbt_attack.h). */
+#define _GNU_SOURCE /* POLLRDHUP */
 #include "lbt_attack.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -61,6 +63,8 @@ static int dial(const struct lbt_crowd_opts *o, int index)
     struct timeval tv = {2, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (o->pipeline && o->rcvbuf > 0) /* before connect: the window offered is this small */
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o->rcvbuf, sizeof o->rcvbuf);
     struct sockaddr_in src = {0}, dst = {0};
     src.sin_family = dst.sin_family = AF_INET;
     src.sin_addr.s_addr =
@@ -75,13 +79,34 @@ static int dial(const struct lbt_crowd_opts *o, int index)
     return fd;
 }
 
-static int open_peer(struct lbt_crowd *c, struct peer *p, int index)
+/* Sends all of n bytes; 0 when the connection failed. */
+static int send_all(struct peer *p, const char *data, size_t n)
 {
-    p->fd = dial(&c->o, index);
-    p->tls = NULL;
-    p->sent = 0;
-    if (p->fd < 0 || !c->o.cacert)
-        return p->fd < 0 ? -1 : 0;
+    while (n > 0) {
+        ssize_t k =
+            p->tls ? gnutls_record_send(p->tls, data, n) : send(p->fd, data, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return 0;
+        data += k;
+        n -= (size_t)k;
+    }
+    return 1;
+}
+
+/* A slow reader's requests, all at once; 0 on failure. */
+static int send_pipeline(struct lbt_crowd *c, struct peer *p)
+{
+    for (int i = 0; i < c->o.pipelined; i++)
+        if (!send_all(p, c->o.pipeline, strlen(c->o.pipeline)))
+            return 0;
+    return 1;
+}
+
+/* A TLS session on p's socket (none without a CA); 0 when the handshake succeeded. */
+static int handshake(struct lbt_crowd *c, struct peer *p)
+{
+    if (!c->o.cacert)
+        return 0;
     if (gnutls_init(&p->tls, GNUTLS_CLIENT) < 0) {
         p->tls = NULL;
         close_peer(p);
@@ -96,6 +121,20 @@ static int open_peer(struct lbt_crowd *c, struct peer *p, int index)
         rc = gnutls_handshake(p->tls);
     while (rc < 0 && !gnutls_error_is_fatal(rc) && !atomic_load(&c->stop));
     if (rc < 0) {
+        close_peer(p);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_peer(struct lbt_crowd *c, struct peer *p, int index)
+{
+    p->fd = dial(&c->o, index);
+    p->tls = NULL;
+    p->sent = 0;
+    if (p->fd < 0 || handshake(c, p) != 0)
+        return -1;
+    if (c->o.pipeline && !send_pipeline(c, p)) {
         close_peer(p);
         return -1;
     }
@@ -122,6 +161,23 @@ static int still_open(struct peer *p)
     return n < 0; /* nothing to read (EAGAIN): open; 0 or data: the server is done with it */
 }
 
+/* 1 while the server has not closed a slow reader's connection (whatever it sent, unread). */
+static int not_hung_up(struct peer *p)
+{
+    struct pollfd pfd = {p->fd, POLLRDHUP, 0};
+    return poll(&pfd, 1, 0) == 0 || !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* One look at a connection: 1 while it stays open (a slow one sends its next byte). */
+static int keep(const struct lbt_crowd *c, struct peer *p)
+{
+    if (p->fd < 0)
+        return 0;
+    if (c->o.pipeline)
+        return not_hung_up(p);
+    return c->o.slow ? send_byte(p) : still_open(p);
+}
+
 static void *crowd_main(void *arg)
 {
     struct lbt_crowd *c = arg;
@@ -130,14 +186,14 @@ static void *crowd_main(void *arg)
     while (!atomic_load(&c->stop)) {
         for (int i = 0; i < c->o.connections && !atomic_load(&c->stop); i++) {
             struct peer *p = &c->peers[i];
-            int alive = p->fd >= 0 && (c->o.slow ? send_byte(p) : still_open(p));
-            if (!alive) {
+            if (!keep(c, p)) {
                 close_peer(p);
                 if (open_peer(c, p, i) == 0)
                     c->reopened++;
             }
         }
-        double waited = 0, step = 0.05, interval = c->o.slow ? c->o.interval_s : 0.2;
+        double waited = 0, step = 0.05;
+        double interval = c->o.slow && !c->o.pipeline ? c->o.interval_s : 0.2;
         for (; waited < interval && !atomic_load(&c->stop); waited += step)
             sleep_s(step);
     }

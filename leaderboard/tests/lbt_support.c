@@ -190,6 +190,30 @@ json_t *lbt_doc_v2(const char *cpu_model, const char *accelerator, const struct 
     return doc;
 }
 
+json_t *lbt_padded_doc(size_t pad, unsigned nonce)
+{
+    json_t *doc = lbt_small_doc(nonce);
+    char *text = malloc(pad + 1);
+    if (!text)
+        die("lbt_padded_doc");
+    memset(text, 'p', pad);
+    text[pad] = '\0';
+    json_object_set_new(doc, "extra", json_pack("{s:s}", "pad", text));
+    free(text);
+    return doc;
+}
+
+json_t *lbt_models_doc(const char *const *models, size_t n, unsigned nonce)
+{
+    static _Thread_local struct lbt_run runs[256];
+    if (n > 256)
+        die("lbt_models_doc: too many models");
+    for (size_t i = 0; i < n; i++)
+        runs[i] = (struct lbt_run){models[i], models[i], "x",  "train", "fp32", "cpu_ref",
+                                   "CPU",     8,         50.0, 0.1,     0,      NULL};
+    return lbt_doc("CPU", NULL, runs, n, nonce);
+}
+
 json_t *lbt_small_doc(unsigned nonce)
 {
     struct lbt_run r = {
@@ -698,18 +722,29 @@ long lbt_count(const char *base, const char *cacert)
     return total;
 }
 
-long long lbt_peak_rss(pid_t pid)
+/* The line `format` ("VmHWM: %lld kB") of /proc/pid/status, in bytes; -1 when unknown. */
+static long long status_bytes(pid_t pid, const char *format)
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "r");
     long long kib = -1;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %lld kB", &kib) == 1)
+        if (sscanf(line, format, &kib) == 1)
             break;
     if (f)
         fclose(f);
     return kib < 0 ? -1 : kib * 1024;
+}
+
+long long lbt_peak_rss(pid_t pid)
+{
+    return status_bytes(pid, "VmHWM: %lld kB");
+}
+
+long long lbt_rss(pid_t pid)
+{
+    return status_bytes(pid, "VmRSS: %lld kB");
 }
 
 /* ---- PostgreSQL ---- */

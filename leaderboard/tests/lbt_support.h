@@ -39,8 +39,15 @@ json_t *lbt_doc(const char *cpu_model, const char *accelerator, const struct lbt
 json_t *lbt_doc_v2(const char *cpu_model, const char *accelerator, const struct lbt_run *runs,
                    const struct lbt_v2 *v2, size_t n_runs, unsigned nonce);
 
+/* A document of one finished run of each of the n models named in `models` (variant "x",
+ * train, fp32, cpu_ref on "CPU"; at most 256): as many tables of their own. New reference. */
+json_t *lbt_models_doc(const char *const *models, size_t n, unsigned nonce);
+
 /* The simplest valid document: one conv6 cpu_ref run, distinct per nonce. */
 json_t *lbt_small_doc(unsigned nonce);
+
+/* lbt_small_doc with extra.pad, a string of `pad` bytes: a large document. */
+json_t *lbt_padded_doc(size_t pad, unsigned nonce);
 
 /* Writes doc to path (pretty-printed). Returns 0 on success. */
 int lbt_write_doc(const json_t *doc, const char *path);
@@ -131,5 +138,8 @@ long lbt_count(const char *base, const char *cacert);
 
 /* The peak resident memory of process pid (VmHWM), in bytes; -1 when unknown. */
 long long lbt_peak_rss(pid_t pid);
+
+/* The resident memory of process pid now (VmRSS), bytes; -1 when unknown. */
+long long lbt_rss(pid_t pid);
 
 #endif

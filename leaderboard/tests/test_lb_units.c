@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <float.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,9 +31,11 @@
 #include "results/results.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
+#include "server/lb_memory.h"
 #include "server/lb_router.h"
 #include "service/lb_budget.h"
 #include "service/lb_ratelimit.h"
+#include "service/lb_workq.h"
 #include "store/lb_migrate.h"
 #include "store/lb_doc.h"
 #include "store/lb_rank.h"
@@ -164,6 +167,11 @@ struct answer {
     struct lb_response res;
 };
 
+/* request() asks as the server does when it has render threads (lb_request.may_defer), and,
+ * when answers_bounded, with this room for a large answer (lb_request.large_room). */
+static int deferring, answers_bounded;
+static size_t large_room;
+
 static void request(struct answer *a, struct fixture *f, const char *method, const char *target,
                     const char *auth, const char *body)
 {
@@ -180,6 +188,9 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     req.body_len = body ? strlen(body) : 0;
     req.content_length = body ? (long long)req.body_len : -1;
     req.client = "127.0.0.1";
+    req.may_defer = deferring;
+    req.answers_bounded = answers_bounded;
+    req.large_room = large_room;
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
@@ -187,11 +198,17 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     assert_non_null(a->body);
 }
 
-static void post_doc(struct answer *a, struct fixture *f, json_t *doc)
+/* Uploads doc with the Authorization header value auth (NULL: alice's). */
+static void post_doc_as(struct answer *a, struct fixture *f, const char *auth, json_t *doc)
 {
     char *text = json_dumps(doc, JSON_COMPACT);
-    request(a, f, "POST", "/api/v1/results", f->auth, text);
+    request(a, f, "POST", "/api/v1/results", auth ? auth : f->auth, text);
     free(text);
+}
+
+static void post_doc(struct answer *a, struct fixture *f, json_t *doc)
+{
+    post_doc_as(a, f, NULL, doc);
 }
 
 static long long total(struct fixture *f)
@@ -342,15 +359,140 @@ static void test_budget(void **state)
     assert_true(lb_budget_take(b, 60));
     lb_budget_give(b, 100);
     assert_int_equal(lb_budget_used(b), 0);
-    /* waiting: nothing given back within the time is a refusal, something given is a grant */
-    assert_true(lb_budget_take(b, 100));
-    double t0 = xpb_now();
-    assert_false(lb_budget_wait(b, 1, 0.1));
-    assert_true(xpb_now() - t0 >= 0.09);
-    lb_budget_give(b, 1);
-    assert_true(lb_budget_wait(b, 1, 0.1));
+    /* leaving a part to others: granted only while that part stays unreserved */
+    assert_true(lb_budget_take_leaving(b, 60, 30));
+    assert_false(lb_budget_take_leaving(b, 20, 30));
+    assert_true(lb_budget_take_leaving(b, 10, 30));
+    assert_false(lb_budget_take_leaving(b, 31, 0));
+    assert_true(lb_budget_take(b, 30));
+    assert_int_equal(lb_budget_used(b), 100);
     lb_budget_give(b, 100);
     lb_budget_free(b);
+}
+
+/* The trimmer trims after something large was freed, and only then. */
+static void test_trimmer(void **state)
+{
+    (void)state;
+    struct lb_trimmer *t;
+    xpb_err err;
+    assert_int_equal(lb_trimmer_start(&t, 0.02, &err), XPB_OK);
+    lb_trimmer_note(t, LB_MMAP_THRESHOLD - 1);
+    usleep(100000);
+    assert_int_equal(lb_trimmer_trims(t), 0);
+    lb_trimmer_note(t, LB_MMAP_THRESHOLD);
+    for (int i = 0; i < 200 && lb_trimmer_trims(t) == 0; i++)
+        usleep(10000);
+    assert_int_equal(lb_trimmer_trims(t), 1);
+    lb_trimmer_note(NULL, 1u << 30); /* no trimmer: nothing */
+    lb_trimmer_stop(t);
+}
+
+/* A job of test_workq: records whether it ran or was called off, and may wait for a go. */
+struct job_probe {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int started, ran, cancelled, go;
+};
+
+static void probe_job(void *arg, int cancelled)
+{
+    struct job_probe *j = arg;
+    pthread_mutex_lock(&j->lock);
+    j->started = 1;
+    pthread_cond_broadcast(&j->changed);
+    while (!cancelled && !j->go)
+        pthread_cond_wait(&j->changed, &j->lock);
+    j->ran = !cancelled;
+    j->cancelled = cancelled;
+    pthread_cond_broadcast(&j->changed);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void job_init(struct job_probe *j, int go)
+{
+    memset(j, 0, sizeof *j);
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->changed, NULL);
+    j->go = go;
+}
+
+/* Waits until *field of j is set. */
+static void job_wait(struct job_probe *j, const int *field)
+{
+    pthread_mutex_lock(&j->lock);
+    while (!*field)
+        pthread_cond_wait(&j->changed, &j->lock);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void job_go(struct job_probe *j)
+{
+    pthread_mutex_lock(&j->lock);
+    j->go = 1;
+    pthread_cond_broadcast(&j->changed);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void *stop_queue(void *arg)
+{
+    lb_workq_stop(arg);
+    return NULL;
+}
+
+static void test_workq(void **state)
+{
+    (void)state;
+    struct lb_workq *q;
+    xpb_err err;
+    assert_int_equal(lb_workq_start(&q, 1, 2, 10, 0, &err), XPB_OK);
+    struct job_probe j[6];
+    for (int i = 0; i < 6; i++)
+        job_init(&j[i], i != 0 && i != 4);
+    /* one running, two waiting: a fourth is refused at once, nothing waits */
+    assert_true(lb_workq_submit(q, probe_job, &j[0]));
+    job_wait(&j[0], &j[0].started);
+    assert_true(lb_workq_submit(q, probe_job, &j[1]));
+    assert_true(lb_workq_submit(q, probe_job, &j[2]));
+    assert_false(lb_workq_submit(q, probe_job, &j[3]));
+    assert_int_equal(lb_workq_refused(q), 1);
+    job_go(&j[0]);
+    job_wait(&j[2], &j[2].ran);
+    assert_true(j[0].ran && j[1].ran && !j[3].started);
+    /* stopping calls off what waits, lets the running job finish, then refuses */
+    assert_true(lb_workq_submit(q, probe_job, &j[4]));
+    job_wait(&j[4], &j[4].started);
+    assert_true(lb_workq_submit(q, probe_job, &j[5]));
+    pthread_t stopper;
+    assert_int_equal(pthread_create(&stopper, NULL, stop_queue, q), 0);
+    job_wait(&j[5], &j[5].cancelled);
+    assert_false(j[5].ran);
+    job_go(&j[4]);
+    pthread_join(stopper, NULL);
+    assert_true(j[4].ran);
+    assert_false(lb_workq_submit(q, probe_job, &j[3]));
+    lb_workq_free(q);
+    /* a job that waited longer than the queue allows is called off when its turn comes */
+    assert_int_equal(lb_workq_start(&q, 1, 2, 0, 0.05, &err), XPB_OK);
+    for (int i = 0; i < 2; i++) {
+        pthread_cond_destroy(&j[i].changed);
+        pthread_mutex_destroy(&j[i].lock);
+        job_init(&j[i], i);
+    }
+    assert_true(lb_workq_submit(q, probe_job, &j[0]));
+    job_wait(&j[0], &j[0].started);
+    assert_true(lb_workq_submit(q, probe_job, &j[1]));
+    usleep(100000);
+    job_go(&j[0]);
+    job_wait(&j[1], &j[1].cancelled);
+    assert_true(j[0].ran && !j[1].ran);
+    assert_int_equal(lb_workq_refused(q), 1);
+    lb_workq_stop(q);
+    lb_workq_free(q);
+    for (int i = 0; i < 6; i++) {
+        pthread_cond_destroy(&j[i].changed);
+        pthread_mutex_destroy(&j[i].lock);
+    }
 }
 
 /* 1 when the peer of fd shut the connection (read sees the end). */
@@ -610,7 +752,7 @@ static void test_migrations(void **state)
     assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK); /* again: a no-op */
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
-    assert_int_equal(lb_migrate_latest(), 3);
+    assert_int_equal(lb_migrate_latest(), 5);
     static const char count[] = "SELECT count(*) FROM schema_migrations";
     struct lb_stmt *s = lb_db_stmt(db, count, &err);
     assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
@@ -760,13 +902,23 @@ static void test_backfill(void **state)
                                 "ALTER TABLE runs DROP COLUMN ci95_high; "
                                 "ALTER TABLE runs DROP COLUMN disturbed; "
                                 "ALTER TABLE submissions DROP COLUMN schema_version; "
+                                "ALTER TABLE submissions DROP COLUMN document_bytes; "
                                 "UPDATE runs SET is_cpu = 1 WHERE backend LIKE 'cpu%'; "
                                 "DELETE FROM schema_migrations WHERE version >= 2",
                                 &err),
                      XPB_OK);
     assert_int_equal(lb_migrate_version(db), 1);
     assert_int_equal(lb_migrate(db, &err), XPB_OK);
-    assert_int_equal(lb_migrate_version(db), 3);
+    assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
+    /* migration 4 measured the stored documents: what lb_store_document_bytes says */
+    long long bytes = 0;
+    struct lb_buf text = {0};
+    struct lb_submission_info info;
+    assert_int_equal(lb_store_document_bytes(&bytes, db, 2, &err), XPB_OK);
+    assert_int_equal(lb_store_submission(&info, &text, db, 2, &err), XPB_OK);
+    assert_int_equal(bytes, (long long)text.len);
+    lb_buf_free(&text);
+    assert_int_equal(lb_store_document_bytes(&bytes, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     kinds_of(kinds, sizeof kinds, f);
     assert_string_equal(kinds, "unknown/0/1,gpu/0/1,cpu/1/1");
@@ -811,12 +963,18 @@ static void test_store(void **state)
     assert_non_null(strstr(err.msg, "runs[0].config.model"));
     /* a submission back: summary and the canonical text as stored */
     struct lb_submission_info info;
-    char *text;
+    struct lb_buf text = {0};
+    lb_buf_puts(&text, "before:");
     assert_int_equal(lb_store_submission(&info, &text, db, 1, &err), XPB_OK);
-    assert_string_equal(text, canon);
+    assert_memory_equal(text.data, "before:", 7);
+    assert_string_equal(text.data + 7, canon);
     assert_string_equal(info.content_hash, key);
     assert_int_equal(info.schema_version, 1);
-    free(text);
+    lb_buf_insert(&text, 7, "<>", 2); /* an answer assembled around the text in place */
+    assert_memory_equal(text.data, "before:<>", 9);
+    assert_string_equal(text.data + 9, canon);
+    assert_int_equal(text.len, strlen(canon) + 9);
+    lb_buf_free(&text);
     assert_int_equal(lb_store_submission(&info, NULL, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     free(canon);
@@ -1313,6 +1471,109 @@ static void test_answer_limit(void **state)
     assert_true(lb_answer_limit(&f->app) >= f->app.max_body + 1024);
 }
 
+/* An answer known to be large is refused before it is built when the answers being sent leave
+ * no room for it; small ones never are. */
+static void test_answer_room(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    f->app.max_body = 2u << 20;
+    size_t n = LB_SMALL_ANSWER + 100000;
+    json_t *doc = lbt_padded_doc(n, 7);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(doc);
+    answers_bounded = 1;
+    large_room = LB_SMALL_ANSWER;
+    request(&a, f, "GET", "/api/v1/results/1", NULL, NULL);
+    assert_int_equal(a.status, 503);
+    assert_int_equal(a.res.retry_after, LB_ANSWERS_FULL_RETRY);
+    assert_non_null(strstr(a.body, "sending too much at once"));
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?limit=100", NULL, NULL); /* up to ~4 MB: refused */
+    assert_int_equal(a.status, 503);
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?limit=5", NULL, NULL); /* small: never refused */
+    assert_int_equal(a.status, 200);
+    free(a.body);
+    /* a long list is built off the connection threads; a short one where it is asked */
+    deferring = 1;
+    large_room = 100u << 20;
+    request(&a, f, "GET", "/api/v1/results?limit=11", NULL, NULL);
+    assert_int_equal(a.status, 503);
+    assert_true(a.res.defer);
+    free(a.body);
+    request(&a, f, "GET", "/api/v1/results?limit=10", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_false(a.res.defer);
+    free(a.body);
+    deferring = 0;
+    large_room = 2 * LB_SMALL_ANSWER;
+    request(&a, f, "GET", "/api/v1/results/1", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_true(a.res.retry_after == 0 && strlen(a.body) > n);
+    free(a.body);
+    answers_bounded = 0;
+    large_room = 0;
+}
+
+/* A database failure reaches the log, never the client: the answers say the service cannot
+ * answer now, and the driver's text stays in lb_response.internal. */
+static void test_internal_errors(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    int pg = lb_db_kind(db) == LB_DB_POSTGRES;
+    assert_int_equal(
+        lb_db_exec(db,
+                   pg ? "CREATE FUNCTION lb_fail() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION "
+                        "'secret database text'; END $$ LANGUAGE plpgsql; CREATE TRIGGER lb_fail "
+                        "BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION lb_fail()"
+                      : "CREATE TRIGGER lb_fail BEFORE INSERT ON runs BEGIN SELECT "
+                        "RAISE(ABORT, 'secret database text'); END",
+                   &err),
+        XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    json_t *doc = lbt_small_doc(31);
+    post_doc(&a, f, doc);
+    json_decref(doc);
+    assert_int_equal(a.status, 503);
+    assert_int_equal(a.res.retry_after, 5);
+    assert_non_null(strstr(a.body, "cannot store the submission now"));
+    assert_null(strstr(a.body, "secret"));
+    assert_null(strstr(a.body, "database"));
+    assert_non_null(strstr(a.res.internal, "secret database text"));
+    free(a.body);
+    /* a table gone: the list and the pages fail without saying why */
+    db = lb_pool_get(f->app.pool);
+    assert_int_equal(lb_db_exec(db, "ALTER TABLE submissions RENAME TO submissions_gone", &err),
+                     XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    request(&a, f, "GET", "/api/v1/results", NULL, NULL);
+    assert_int_equal(a.status, 500);
+    assert_null(strstr(a.body, "submissions"));
+    assert_non_null(strstr(a.res.internal, "submissions"));
+    free(a.body);
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 500);
+    assert_non_null(strstr(a.body, "cannot be shown now"));
+    assert_null(strstr(a.body, "submissions"));
+    assert_true(a.res.internal[0] != '\0');
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    assert_int_equal(a.status, 500);
+    assert_null(strstr(a.body, "submissions_gone"));
+    assert_true(a.res.internal[0] != '\0');
+    free(a.body);
+    db = lb_pool_get(f->app.pool);
+    assert_int_equal(lb_db_exec(db, "ALTER TABLE submissions_gone RENAME TO submissions", &err),
+                     XPB_OK);
+    lb_pool_put(f->app.pool, db);
+}
+
 /* ---- pages ---- */
 
 static void test_pages(void **state)
@@ -1399,6 +1660,19 @@ static void test_pages(void **state)
     assert_int_equal(a.status, 200);
     assert_null(strstr(strstr(a.body, "<tbody>"), "cpu_onednn</span>"));
     free(a.body);
+    /* a page that reads runs asks to be built off the connection threads, leaving the answer
+     * for when no render thread can take it: busy; a page read from what is kept is built */
+    deferring = 1;
+    request(&a, f, "GET", "/?backend=cuda", NULL, NULL);
+    assert_int_equal(a.status, 503);
+    assert_true(a.res.defer);
+    assert_int_equal(a.res.retry_after, 2);
+    free(a.body);
+    request(&a, f, "GET", "/?model=conv6&sort=step", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_false(a.res.defer);
+    free(a.body);
+    deferring = 0;
     request(&a, f, "GET", "/?model=%22%3E%3Cscript%3E", NULL, NULL);
     assert_int_equal(a.status, 400);
     assert_null(strstr(a.body, "<script>"));
@@ -1408,6 +1682,38 @@ static void test_pages(void **state)
     free(a.body);
     json_decref(d1);
     json_decref(d2);
+}
+
+/* A 250-byte device name (a CPU's, without a space) no longer widens its column: the pages
+ * keep it to one line (the stylesheet's ellipsis) and whole in a title. */
+static void test_long_machine_names(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    char name[251], title[300];
+    memset(name, 'A', 250);
+    name[250] = '\0';
+    struct lbt_run r = {"r",  "conv6", "cifar", "train", "fp32", "cpu_ref",
+                        name, 64,      100,     0.5,     0,      NULL};
+    struct lbt_v2 kind = {"cpu", 0, 0};
+    json_t *doc = lbt_doc_v2(name, NULL, &r, &kind, 1, 41);
+    post_doc(&a, f, doc);
+    json_decref(doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    request(&a, f, "GET", "/", NULL, NULL);
+    snprintf(title, sizeof title, "<td class=\"machine\" title=\"%s \xC2\xB7 ", name);
+    assert_non_null(strstr(a.body, title)); /* the ranked row and the recent submission */
+    assert_non_null(strstr(strstr(a.body, title) + 1, title));
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    snprintf(title, sizeof title, "<span class=\"small clip\" title=\"%s\">", name);
+    assert_non_null(strstr(a.body, title));
+    free(a.body);
+    request(&a, f, "GET", "/static/lb.css", NULL, NULL);
+    assert_non_null(strstr(a.body, ".machine b, .clip {"));
+    assert_non_null(strstr(a.body, "text-overflow: ellipsis"));
+    free(a.body);
 }
 
 static void test_other_pages(void **state)
@@ -1634,6 +1940,96 @@ static void test_world_size_tables(void **state)
 /* Issue 14: one token cannot empty the rankings. A flood of runs under one model stays in
  * that model's table (at most 10 of the token's runs ranked, the rest said to be hidden); a
  * flood of models ranks after tables with more submitters; what is cut is said. */
+/* The models of the tables of a rankings page, in order, joined by spaces, into out. */
+static void table_order(char *out, size_t cap, const char *page)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *p = page; (p = strstr(p, "id=\"g-")) != NULL && n + 40 < cap; p += 6) {
+        const char *h2 = strstr(p, "<h2>"); /* the table's heading: its model first */
+        if (!h2)
+            break;
+        size_t len = strcspn(h2 + 4, " <");
+        n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? " " : "", (int)len, h2 + 4);
+    }
+}
+
+/* Submits one run of `model` with token header `auth` (NULL: alice's) and returns nothing;
+ * asserts it is stored. */
+static void submit_model(struct fixture *f, const char *auth, const char *model, unsigned nonce)
+{
+    struct answer a;
+    const char *one[1] = {model};
+    json_t *d = lbt_models_doc(one, 1, nonce);
+    post_doc_as(&a, f, auth, d);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(d);
+}
+
+/* The order of the tables: submitters, then each submitter's turn, then the latest submission;
+ * the same when the page is read from the runs (a filter by backend); and what migration 5
+ * derives from the runs is what was kept as they arrived. */
+static void test_table_order(void **state)
+{
+    struct fixture *f = *state;
+    char auth[3][LB_TOKEN_LEN + 16], token[LB_TOKEN_LEN + 1];
+    const char *names[3] = {"bob", "carol", "mallory"};
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(lb_auth_create(token, db, names[i], &err), XPB_OK);
+        snprintf(auth[i], sizeof auth[i], "Bearer %s", token);
+    }
+    lb_pool_put(f->app.pool, db);
+    submit_model(f, NULL, "m1", 1);
+    submit_model(f, auth[0], "m2", 2);
+    submit_model(f, auth[1], "m3", 3);
+    /* mallory: ten new models in one submission, alphabetically first */
+    const char *const models[10] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"};
+    struct answer a;
+    json_t *d = lbt_models_doc(models, 10, 4);
+    post_doc_as(&a, f, auth[2], d);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(d);
+    char order[512];
+    const char *want = "a0 m3 m2 m1 a1 a2 a3 a4 a5 a6"; /* turn 0 newest first, then turns */
+    request(&a, f, "GET", "/", NULL, NULL);
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, want);
+    request(&a, f, "GET", "/?backend=cpu_ref", NULL, NULL); /* read from the runs */
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, want);
+    /* bob joins m1: two submitters come first */
+    submit_model(f, auth[0], "m1", 5);
+    request(&a, f, "GET", "/", NULL, NULL);
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, "m1 a0 m3 m2 a1 a2 a3 a4 a5 a6");
+    /* migration 5 again, from the runs: the same order as kept */
+    db = lb_pool_get(f->app.pool);
+    assert_int_equal(lb_db_exec(db,
+                                "UPDATE board_groups SET first_run = 0, creator_token = 0, "
+                                "creator_turn = 0, last_submission = 0; DROP INDEX "
+                                "board_groups_creator; DROP INDEX board_groups_order; "
+                                "ALTER TABLE board_groups DROP COLUMN first_run; "
+                                "ALTER TABLE board_groups DROP COLUMN creator_token; "
+                                "ALTER TABLE board_groups DROP COLUMN creator_turn; "
+                                "ALTER TABLE board_groups DROP COLUMN last_submission; "
+                                "DELETE FROM schema_migrations WHERE version = 5",
+                                &err),
+                     XPB_OK);
+    assert_int_equal(lb_migrate(db, &err), XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    request(&a, f, "GET", "/", NULL, NULL);
+    table_order(order, sizeof order, a.body);
+    free(a.body);
+    assert_string_equal(order, "m1 a0 m3 m2 a1 a2 a3 a4 a5 a6");
+}
+
 static void test_flood(void **state)
 {
     struct fixture *f = *state;
@@ -1673,12 +2069,7 @@ static void test_flood(void **state)
     for (unsigned m = 0; m < 12; m++) {
         char model[16];
         snprintf(model, sizeof model, "m%02u", m);
-        struct lbt_run r = {"r", model, "x", "train", "fp32", "cpu_ref", "X", 8, 5, 0.1, 0, NULL};
-        json_t *d = lbt_doc("X", NULL, &r, 1, 700 + m);
-        post_doc(&a, f, d);
-        assert_int_equal(a.status, 201);
-        free(a.body);
-        json_decref(d);
+        submit_model(f, NULL, model, 700 + m);
     }
     request(&a, f, "GET", "/", NULL, NULL);
     assert_int_equal(a.status, 200);
@@ -1735,6 +2126,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_log_and_cut),
         cmocka_unit_test(test_json_shape),
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_workq),
+        cmocka_unit_test(test_trimmer),
         cmocka_unit_test(test_conntrack),
         cmocka_unit_test(test_rank),
         cmocka_unit_test(test_page_cache),
@@ -1755,10 +2148,14 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_api_get, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_room, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_internal_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_machine_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_rankings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_world_size_tables, setup, teardown),
     };

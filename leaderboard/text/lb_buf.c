@@ -44,6 +44,15 @@ void lb_buf_add(struct lb_buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
+void lb_buf_insert(struct lb_buf *b, size_t at, const char *s, size_t n)
+{
+    if (at > b->len || !reserve(b, n))
+        return;
+    memmove(b->data + at + n, b->data + at, b->len - at + 1); /* with the NUL */
+    memcpy(b->data + at, s, n);
+    b->len += n;
+}
+
 void lb_buf_puts(struct lb_buf *b, const char *s)
 {
     if (s)

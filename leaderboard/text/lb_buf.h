@@ -20,6 +20,9 @@ struct lb_buf {
 void lb_buf_add(struct lb_buf *b, const char *s, size_t n);
 /* Appends the NUL-terminated string s (NULL appends nothing). */
 void lb_buf_puts(struct lb_buf *b, const char *s);
+/* Inserts n bytes of s at offset `at` (at most len), moving what follows; no copy of the
+ * content is made beyond the move (an answer is assembled around a large text in place). */
+void lb_buf_insert(struct lb_buf *b, size_t at, const char *s, size_t n);
 /* Appends printf-style text. Never pass text from a request or a submission through the
  * format: use lb_buf_html / lb_buf_url (lb_escape.h) for those. */
 void lb_buf_printf(struct lb_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,228 @@
+/* `mode: tta` end to end with the real executable (core/run/tta.c): a small learnable dataset in
+ * Fashion-MNIST's IDX format (each class a bright bar at its own rows over noise) trained by
+ * conv6 on cpu_onednn until a target test accuracy; the run converges, the same seed gives the
+ * same accuracy curve twice, the record has what docs/results.md promises, and a damaged file
+ * fails the run with the file and the byte offset. The real dataset's reading is
+ * test_dataset's; the scoring's is test_tta's. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "cli_harness.h"
+
+#define TRAIN 320
+#define TEST 50
+
+static void put_be32(FILE *f, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 8), (unsigned char)v};
+    fwrite(b, 1, 4, f);
+}
+
+/* Writes <tmpdir>/<prefix>-images-idx3-ubyte and -labels-idx1-ubyte with n samples: sample i
+ * is of class i % 10, noise 0..59 with three rows of 255 where its class puts them. */
+static void write_split(const char *prefix, uint32_t n, uint32_t seed)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", tmpdir, prefix);
+    FILE *im = fopen(path, "wb");
+    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte", tmpdir, prefix);
+    FILE *lb = fopen(path, "wb");
+    assert_non_null(im);
+    assert_non_null(lb);
+    put_be32(im, 0x803);
+    put_be32(im, n);
+    put_be32(im, 28);
+    put_be32(im, 28);
+    put_be32(lb, 0x801);
+    put_be32(lb, n);
+    uint32_t state = seed;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char px[28 * 28], c = (unsigned char)(i % 10);
+        for (int k = 0; k < 28 * 28; k++) {
+            state = state * 1664525u + 1013904223u;
+            px[k] = (unsigned char)((state >> 24) % 60);
+        }
+        int r0 = 2 + 2 * c + (c >= 5) * 2;
+        for (int r = r0; r < r0 + 3; r++)
+            memset(px + r * 28 + 4, 255, 20);
+        fwrite(px, 1, sizeof px, im);
+        fputc(c, lb);
+    }
+    fclose(im);
+    fclose(lb);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (make_tmpdir("xpb_test_tta_run_") != 0)
+        return -1;
+    write_split("train", TRAIN, 1);
+    write_split("t10k", TEST, 2);
+    char path[400];
+    snprintf(path, sizeof path, "%s/tta.yaml", tmpdir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "name: tta-e2e\n"
+               "data_dir: .\n"
+               "runs:\n"
+               "  - name: bars\n"
+               "    model: conv6\n"
+               "    mode: tta\n"
+               "    data: fashion-mnist\n"
+               "    backend: cpu_onednn\n"
+               "    threads: 2\n"
+               "    batch: 16\n"
+               "    lr: 0.02\n"
+               "    target: 0.8\n"
+               "    eval_every: 0.5\n"
+               "    max_epochs: 15\n"
+               "    runs: 1\n"
+               "    seed: 7\n");
+    return fclose(f);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return remove_tmpdir();
+}
+
+/* Runs the scenario into <tmpdir>/<name>; the parsed document, owned by the caller. */
+static json_t *run_into(const char *name, int expect_rc, char **err_out)
+{
+    char scen[400], out[400];
+    snprintf(scen, sizeof scen, "%s/tta.yaml", tmpdir);
+    snprintf(out, sizeof out, "%s/%s", tmpdir, name);
+    char *err = NULL;
+    int rc = xpb(NULL, &err, "run", scen, "-o", out, NULL);
+    if (rc != expect_rc)
+        print_error("run: exit %d, expected %d: %s\n", rc, expect_rc, err);
+    assert_int_equal(rc, expect_rc);
+    if (err_out)
+        *err_out = err;
+    else
+        free(err);
+    json_error_t e;
+    json_t *doc = json_load_file(out, 0, &e);
+    assert_non_null(doc);
+    return doc;
+}
+
+static json_t *tta_of(json_t *doc)
+{
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    assert_string_equal(json_string_value(json_object_get(run, "status")), "ok");
+    json_t *tta = json_object_get(run, "tta");
+    assert_non_null(tta);
+    return tta;
+}
+
+static void test_converges_and_repeats(void **state)
+{
+    (void)state;
+    char *err = NULL;
+    json_t *a = run_into("a.json", 0, &err);
+    if (!strstr(err, "bars: ok, 1 of 1 runs reached test accuracy 0.8000"))
+        fail_msg("the run did not reach its target: %s", err);
+    free(err);
+    json_t *b = run_into("b.json", 0, NULL);
+    json_t *ta = tta_of(a), *tb = tta_of(b);
+    assert_int_equal(json_integer_value(json_object_get(a, "schema_version")), 3);
+    json_t *ra = json_array_get(json_object_get(ta, "runs"), 0);
+    json_t *rb = json_array_get(json_object_get(tb, "runs"), 0);
+    assert_true(json_is_true(json_object_get(ra, "converged")));
+    assert_int_equal(json_integer_value(json_object_get(ra, "seed")), 7);
+    assert_int_equal(json_integer_value(json_object_get(ta, "train_samples")), TRAIN);
+    assert_int_equal(json_integer_value(json_object_get(ta, "test_samples")), TEST);
+    /* the same seed, the same curve: every evaluation's epochs and accuracy */
+    json_t *ca = json_object_get(ra, "curve"), *cb = json_object_get(rb, "curve");
+    assert_true(json_array_size(ca) >= 2);
+    assert_int_equal(json_array_size(ca), json_array_size(cb));
+    double last = -1;
+    for (size_t i = 0; i < json_array_size(ca); i++) {
+        json_t *pa = json_array_get(ca, i), *pb = json_array_get(cb, i);
+        double ea = json_real_value(json_object_get(pa, "epochs"));
+        assert_true(ea == json_real_value(json_object_get(pb, "epochs")));
+        assert_true(json_real_value(json_object_get(pa, "accuracy")) ==
+                    json_real_value(json_object_get(pb, "accuracy")));
+        double s = json_real_value(json_object_get(pa, "seconds"));
+        assert_true(s > last); /* time runs forward */
+        last = s;
+        assert_true(fabs(ea - 0.5 * (double)(i + 1)) < 1e-9); /* every half epoch */
+    }
+    /* the run stopped at the evaluation that reached the target */
+    json_t *end = json_array_get(ca, json_array_size(ca) - 1);
+    assert_true(json_real_value(json_object_get(end, "accuracy")) >= 0.8);
+    assert_true(json_real_value(json_object_get(ra, "seconds")) ==
+                json_real_value(json_object_get(end, "seconds")));
+    assert_true(json_real_value(json_object_get(ra, "epochs")) ==
+                json_real_value(json_object_get(end, "epochs")));
+    /* 320 samples of batch 16: 20 steps per epoch, none left over */
+    double epochs = json_real_value(json_object_get(ra, "epochs"));
+    assert_int_equal(json_integer_value(json_object_get(ra, "steps")), (json_int_t)(epochs * 20));
+    assert_true(json_real_value(json_object_get(ra, "init_seconds")) > 0);
+    assert_true(json_real_value(json_object_get(ra, "data_wait_seconds")) >= 0);
+    /* one run: its time is the score */
+    assert_true(json_real_value(json_object_get(json_object_get(ta, "seconds"), "mean")) ==
+                json_real_value(json_object_get(ra, "seconds")));
+    /* the config says how it trained */
+    json_t *cfg = json_object_get(json_array_get(json_object_get(a, "runs"), 0), "config");
+    assert_string_equal(json_string_value(json_object_get(cfg, "mode")), "tta");
+    assert_string_equal(json_string_value(json_object_get(cfg, "data")), "fashion-mnist");
+    json_t *opt = json_object_get(cfg, "optimizer");
+    assert_non_null(opt);
+    assert_true(fabs(json_real_value(json_object_get(opt, "lr")) - 0.02) < 1e-12);
+    json_decref(a);
+    json_decref(b);
+
+    /* show prints the time-to-accuracy table */
+    char path[400], *out = NULL;
+    snprintf(path, sizeof path, "%s/a.json", tmpdir);
+    assert_int_equal(xpb(&out, NULL, "show", path, NULL), 0);
+    assert_non_null(strstr(out, "time to accuracy:"));
+    assert_non_null(strstr(out, "1/1"));
+    free(out);
+}
+
+static void test_damaged_file_names_file_and_offset(void **state)
+{
+    (void)state;
+    /* a label beyond the classes, at sample 3 (byte 8 + 3) */
+    char path[400];
+    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte", tmpdir);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 8 + 3, SEEK_SET);
+    fputc(10, f);
+    fclose(f);
+    char *err = NULL;
+    json_t *doc = run_into("bad.json", 1, &err);
+    assert_non_null(strstr(err, "t10k-labels-idx1-ubyte: byte 11: label 10 of sample 3"));
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    assert_string_equal(json_string_value(json_object_get(run, "status")), "failed");
+    assert_non_null(strstr(json_string_value(json_object_get(run, "error")), "byte 11"));
+    free(err);
+    json_decref(doc);
+    write_split("t10k", TEST, 2); /* repaired for whatever runs next */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_converges_and_repeats),
+        cmocka_unit_test(test_damaged_file_names_file_and_offset),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
