@@ -17,6 +17,7 @@ build_pkgs=(
 )
 test_pkgs=(
   libcmocka-dev                        # unit tests
+  valgrind                             # the uninitialised-read pass of scripts/test (memcheck)
   chromium                             # headless browser tests of the leaderboard page and the report
   postgresql                           # the leaderboard's suites on PostgreSQL (skipped without)
   libopenmpi-dev openmpi-bin           # data-parallel tests: the MPI module and mpirun (skipped without)

@@ -1,5 +1,5 @@
-/* xpb_atomic_write: content, permissions, parent directories, and failures that leave the old
- * file intact and no temporary file behind. */
+/* xpb_atomic_write and xpb_atomic_create (which never replaces): content, permissions, parent
+ * directories, and failures that leave the old file intact and no temporary file behind. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -166,6 +166,33 @@ static void test_replaces_and_keeps_mode(void **state)
     free(dir);
 }
 
+/* xpb_atomic_create never replaces: not a file, a directory, a dangling link; what it creates
+ * is complete, and nothing is left behind when it refuses. */
+static void test_create_never_replaces(void **state)
+{
+    (void)state;
+    char *dir = make_temp_dir();
+    char path[1024], sub[1024], link_path[1024], listing[1024];
+    snprintf(path, sizeof path, "%s/new/results.json", dir);
+    xpb_err err = {{0}};
+    assert_int_equal(xpb_atomic_create(path, "first", 5, &err), XPB_OK);
+    expect_content(path, "first");
+    assert_int_equal(xpb_atomic_create(path, "second", 6, &err), XPB_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.msg, "exists already"));
+    expect_content(path, "first");
+    snprintf(sub, sizeof sub, "%s/new", dir);
+    list_dir(listing, sizeof listing, sub);
+    assert_string_equal(listing, "results.json"); /* no temporary file left */
+    assert_int_equal(xpb_atomic_create(sub, "x", 1, &err), XPB_INVALID_ARGUMENT);
+    snprintf(link_path, sizeof link_path, "%s/dangling", dir);
+    assert_int_equal(symlink("/nonexistent/target", link_path), 0);
+    assert_int_equal(xpb_atomic_create(link_path, "x", 1, &err), XPB_INVALID_ARGUMENT);
+    list_dir(listing, sizeof listing, dir);
+    assert_string_equal(listing, "dangling new");
+    remove_tree(dir);
+    free(dir);
+}
+
 /* The target is a directory: the temporary file is written, the rename fails, the temporary
  * file must go and the directory stays. */
 static void test_rename_failure_cleans_up(void **state)
@@ -292,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_creates_file_and_parents),
         cmocka_unit_test(test_replaces_and_keeps_mode),
+        cmocka_unit_test(test_create_never_replaces),
         cmocka_unit_test(test_rename_failure_cleans_up),
         cmocka_unit_test(test_write_failure_keeps_old_file),
         cmocka_unit_test(test_create_failure),

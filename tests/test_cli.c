@@ -140,7 +140,7 @@ static void test_validate(void **state)
     const char *nobackend = write_scenario(
         "nob.yaml", "name: nob\nruns:\n  - {model: conv6, backend: warp9, batch: 1, warmup: 0,\n"
                     "     min_steps: 1, min_time: 0, repeats: 1}\n");
-    assert_int_equal(xpb(NULL, &err, "run", nobackend, "-o", results_path(), NULL), 6);
+    assert_int_equal(xpb(NULL, &err, "run", nobackend, "-o", results_path(), "--force", NULL), 6);
     assert_non_null(strstr(err, "warp9"));
     assert_non_null(strstr(err, "cpu_ref"));
     assert_non_null(strstr(err, "allow_unsupported"));
@@ -148,7 +148,7 @@ static void test_validate(void **state)
     const char *expected = write_scenario(
         "nob_ok.yaml", "name: nob\nruns:\n  - {model: conv6, backend: warp9, batch: 1, warmup: 0,\n"
                        "     min_steps: 1, min_time: 0, repeats: 1, allow_unsupported: true}\n");
-    assert_int_equal(xpb(NULL, &err, "run", expected, "-o", results_path(), NULL), 0);
+    assert_int_equal(xpb(NULL, &err, "run", expected, "-o", results_path(), "--force", NULL), 0);
     free(err);
     json_t *doc;
     xpb_err e = {{0}};
@@ -221,7 +221,7 @@ static void test_dump(void **state)
     const char *scen = write_scenario(
         "dump.yaml", "name: dump\nruns:\n  - {model: conv6, batch: 2, warmup: 0, min_steps: 1, "
                      "min_time: 0, repeats: 1}\n");
-    int rc = xpb(NULL, &err, "run", scen, "-o", results_path(), "--dump", dir, NULL);
+    int rc = xpb(NULL, &err, "run", scen, "-o", results_path(), "--force", "--dump", dir, NULL);
     assert_int_equal(rc, 0);
 
     free(err);
@@ -271,10 +271,20 @@ static void test_interrupt_keeps_finished_runs(void **state)
                      "  - {name: endless, min_steps: 1000000, min_time: 3600}\n");
     const char *args[] = {"run", scen, "-o", results, NULL};
     pid_t pid = spawn(args);
-    struct stat st;
-    for (int i = 0; i < 600 && stat(results, &st) != 0; i++)
-        usleep(100000); /* the first run's results appear after it finishes */
-    assert_int_equal(stat(results, &st), 0);
+    /* the file is there from the start (no run yet, marked incomplete); the first run's
+     * results appear in it after it finishes */
+    size_t done = 0;
+    for (int i = 0; i < 600 && done == 0; i++) {
+        usleep(100000);
+        json_t *now = NULL;
+        xpb_err e = {{0}};
+        if (xpb_results_load(&now, results, &e) == XPB_OK) {
+            assert_true(json_is_true(json_object_get(now, "interrupted")));
+            done = json_array_size(json_object_get(now, "runs"));
+        }
+        json_decref(now);
+    }
+    assert_int_equal(done, 1);
     usleep(300000);
     kill(pid, SIGINT);
     assert_int_equal(wait_exit(pid), 130);

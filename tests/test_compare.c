@@ -1,12 +1,17 @@
-/* The host's numerical judge (core/check/compare.h) on crafted arrays: the tolerance table, a
+/* The host's numerical judge (core/check/judge.h) on crafted arrays: the tolerance table, a
  * perturbation just under and just over tolerance, tensors that are ~0 next to their siblings,
  * one wrong element in a large tensor, NaN and infinity, the gradient allowance and gradients
- * judged together, and which tensor is named the worst. */
+ * judged together, and which tensor is named the worst; where a tensor fails (the worst
+ * element's flat index, coordinates and both values, a NaN first; the failing tensors furthest
+ * from tolerance first, at most XPB_COMPARE_LOCATED_MAX, also across kinds); aligned gradients
+ * judged one by one whatever the kink flips, floored by a thousandth of their group's scale, or
+ * by the whole of it when zero in exact arithmetic. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,18 +213,25 @@ static void test_nan_and_inf(void **state)
     assert_false(judge_one(XPB_PRECISION_FP32, xn, rn, 2).passed);
 }
 
-/* Adds gradient `name` = ref * (1 + e) of n random elements to c. */
-static void add_gradient(xpb_compare *c, const char *name, int64_t n, uint32_t seed, double e,
-                         double size)
+/* Adds gradient `name` = size * ref * (1 + e) of n random elements to c, in floor group
+ * `group`. */
+static void add_gradient_to(xpb_compare *c, const char *name, uint32_t group, int64_t n,
+                            uint32_t seed, double e, double size)
 {
     float *ref = random_tensor(n, seed);
     for (int64_t i = 0; i < n; i++)
         ref[i] = (float)(ref[i] * size);
     float *x = scaled(ref, n, e);
-    assert_int_equal(xpb_compare_add(c, name, XPB_ROLE_GRAD, XPB_COMPARE_GRADIENT, x, ref, n),
-                     XPB_OK);
+    assert_int_equal(xpb_compare_add(c, name, group, XPB_COMPARE_GRADIENT, x, ref, n), XPB_OK);
     free(ref);
     free(x);
+}
+
+/* add_gradient_to the group of every gradient (the suite's). */
+static void add_gradient(xpb_compare *c, const char *name, int64_t n, uint32_t seed, double e,
+                         double size)
+{
+    add_gradient_to(c, name, XPB_ROLE_GRAD, n, seed, e, size);
 }
 
 /* fp32 gradients get the allowance tensor by tensor; after kink flips, and under reduced
@@ -309,6 +321,200 @@ static void test_empty(void **state)
     xpb_compare_free(NULL);
 }
 
+static void test_coords_and_format(void **state)
+{
+    (void)state;
+    const int64_t dims[4] = {2, 3, 4, 5};
+    int64_t c[4];
+    xpb_compare_coords(c, ((1 * 3 + 2) * 4 + 3) * 5 + 4, 4, dims);
+    assert_true(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4);
+    xpb_compare_coords(c, 7, 2, (const int64_t[]){3, 5});
+    assert_true(c[0] == 1 && c[1] == 2 && c[2] == 0 && c[3] == 0);
+    struct xpb_located l = {
+        .index = 42, .ndim = 2, .coords = {2, 8}, .value = 1.5, .reference = -0.25};
+    char buf[96];
+    xpb_compare_format_located(buf, sizeof buf, &l);
+    assert_string_equal(buf, "element 42 (2, 8): 1.5 against -0.25");
+    l.value = NAN;
+    xpb_compare_format_located(buf, sizeof buf, &l);
+    assert_string_equal(buf, "element 42 (2, 8): nan against -0.25");
+}
+
+/* The element furthest from the reference is located by index and (n, c, h, w); a NaN that
+ * disagrees is the worst element whatever comes after it. */
+static void test_worst_element(void **state)
+{
+    (void)state;
+    const int64_t dims[4] = {2, 3, 4, 5};
+    float *ref = random_tensor(120, 1), *x = scaled(ref, 120, 0.0);
+    int64_t at = ((1 * 3 + 2) * 4 + 3) * 5 + 4, other = 17;
+    x[at] += 0.5f;
+    x[other] += 0.1f;
+    xpb_compare c;
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    assert_int_equal(
+        xpb_compare_add_shaped(&c, "y", XPB_ROLE_OUTPUT, XPB_COMPARE_OP, x, ref, 4, dims), XPB_OK);
+    xpb_compare_verdict v;
+    xpb_compare_judge(&v, &c, XPB_COMPARE_OP);
+    assert_false(v.passed);
+    assert_int_equal(v.failing, 1);
+    assert_int_equal(v.n_located, 1);
+    const struct xpb_located *l = &v.located[0];
+    assert_string_equal(l->tensor, "y");
+    assert_int_equal(l->index, at);
+    assert_int_equal(l->ndim, 4);
+    assert_true(l->coords[0] == 1 && l->coords[1] == 2 && l->coords[2] == 3 && l->coords[3] == 4);
+    assert_true(l->value == x[at] && l->reference == ref[at]);
+    assert_true(l->error == v.error && l->tolerance == 1e-4);
+    xpb_compare_free(&c);
+
+    x[3] = NAN;
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    assert_int_equal(
+        xpb_compare_add_shaped(&c, "y", XPB_ROLE_OUTPUT, XPB_COMPARE_OP, x, ref, 4, dims), XPB_OK);
+    xpb_compare_judge(&v, &c, XPB_COMPARE_OP);
+    assert_int_equal(v.located[0].index, 3);
+    assert_true(isnan(v.located[0].value));
+    xpb_compare_free(&c);
+    /* a tensor within tolerance is not located; the flat form has one coordinate */
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    assert_int_equal(xpb_compare_add(&c, "z", XPB_ROLE_OUTPUT, XPB_COMPARE_OP, ref, ref, 120),
+                     XPB_OK);
+    xpb_compare_judge(&v, &c, XPB_COMPARE_OP);
+    assert_true(v.passed);
+    assert_int_equal(v.failing + v.n_located, 0);
+    assert_int_equal(c.v[0].ndim, 1);
+    xpb_compare_free(&c);
+    free(ref);
+    free(x);
+}
+
+/* Ten failing tensors: all counted, the eight furthest from tolerance located in order; across
+ * kinds (judge_all) by their distance from their own tolerance. */
+static void test_located_order(void **state)
+{
+    (void)state;
+    float *ref = random_tensor(256, 2);
+    xpb_compare c;
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    for (int i = 0; i < 10; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        float *x = scaled(ref, 256, 1e-3 * (1 + (i * 7) % 10)); /* shuffled sizes */
+        assert_int_equal(xpb_compare_add(&c, name, XPB_ROLE_OUTPUT, XPB_COMPARE_OP, x, ref, 256),
+                         XPB_OK);
+        free(x);
+    }
+    xpb_compare_verdict v;
+    xpb_compare_judge(&v, &c, XPB_COMPARE_OP);
+    assert_int_equal(v.failing, 10);
+    assert_int_equal(v.n_located, XPB_COMPARE_LOCATED_MAX);
+    for (uint32_t k = 1; k < v.n_located; k++)
+        assert_true(v.located[k - 1].error >= v.located[k].error);
+    assert_string_equal(v.located[0].tensor, v.worst);
+    xpb_compare_free(&c);
+
+    /* a loss 10 times its tolerance outranks a gradient 5 times its own */
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    float *loss = scaled(ref, 256, 1e-3), *grad = scaled(ref, 256, 5e-2);
+    assert_int_equal(xpb_compare_add(&c, "g", XPB_ROLE_GRAD, XPB_COMPARE_GRADIENT, grad, ref, 256),
+                     XPB_OK);
+    assert_int_equal(
+        xpb_compare_add(&c, "loss", XPB_ROLE_LOSS, XPB_COMPARE_FORWARD, loss, ref, 256), XPB_OK);
+    xpb_compare_judge_all(&v, &c);
+    assert_false(v.passed);
+    assert_int_equal(v.failing, 2);
+    assert_string_equal(v.located[0].tensor, "loss");
+    assert_string_equal(v.located[1].tensor, "g");
+    assert_string_equal(v.worst, "loss");
+    xpb_compare_free(&c);
+    free(loss);
+    free(grad);
+    free(ref);
+}
+
+/* Aligned, fp32 gradients keep their own tolerance (1e-4) after kink flips: a gradient 1e-3 off
+ * fails where, unaligned, the flips would have judged it within all gradients together. */
+static void test_aligned_gradients_one_by_one(void **state)
+{
+    (void)state;
+    const xpb_tolerance *fp32 = xpb_tolerance_for(XPB_PRECISION_FP32);
+    assert_true(fp32->aligned == 1e-4 && fp32->aligned_floor == 1e-3);
+    assert_true(xpb_tolerance_for(XPB_PRECISION_BF16_MIXED)->aligned == 0.0);
+    xpb_compare c;
+    xpb_compare_verdict v;
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    add_gradient_to(&c, "fc.weight.grad", XPB_ROLE_GRAD, 4096, 3, 1e-6, 1.0);
+    add_gradient_to(&c, "conv6.weight.grad", XPB_ROLE_GRAD, 4096, 4, 1e-3, 1.0);
+    c.kink_flips = 2;
+    xpb_compare_judge(&v, &c, XPB_COMPARE_GRADIENT);
+    assert_true(v.passed && v.together); /* unaligned: the wholesale excuse */
+    c.aligned = 1;
+    xpb_compare_judge(&v, &c, XPB_COMPARE_GRADIENT);
+    assert_false(v.passed);
+    assert_false(v.together);
+    assert_true(v.tolerance == 1e-4);
+    assert_string_equal(v.worst, "conv6.weight.grad");
+    assert_int_equal(v.failing, 1);
+    xpb_compare_free(&c);
+    /* under bf16 there is no aligned allowance: together as before */
+    xpb_compare_init(&c, XPB_PRECISION_BF16_MIXED, 1.0);
+    c.aligned = 1;
+    add_gradient_to(&c, "w.grad", XPB_ROLE_GRAD, 4096, 5, 1e-3, 1.0);
+    xpb_compare_judge(&v, &c, XPB_COMPARE_GRADIENT);
+    assert_true(v.passed && v.together);
+    xpb_compare_free(&c);
+}
+
+/* The verdict on an aligned layer: a weight gradient of 4096 random elements exactly right, and
+ * bias gradient x (against ref, 64 elements), marked zero in exact arithmetic or not. */
+static xpb_compare_verdict judge_layer(const float *x, const float *ref, int zero)
+{
+    xpb_compare c;
+    xpb_compare_verdict v;
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    c.aligned = 1;
+    add_gradient_to(&c, "conv.weight.grad", 7, 4096, 8, 0.0, 1.0);
+    assert_int_equal(xpb_compare_add(&c, "conv.bias.grad", 7, XPB_COMPARE_GRADIENT, x, ref, 64),
+                     XPB_OK);
+    c.v[1].zero = zero;
+    xpb_compare_judge(&v, &c, XPB_COMPARE_GRADIENT);
+    xpb_compare_free(&c);
+    return v;
+}
+
+/* Aligned gradients are floored by a thousandth of their group's scale, not a hundredth: a
+ * weight gradient at 1/200 of its layer's bias gradient, 1e-3 off, fails undiluted; a gradient
+ * that is zero in exact arithmetic is rounding noise measured against the whole scale, and a
+ * wrong value there (the sum without its cancellation) still fails. */
+static void test_aligned_floors(void **state)
+{
+    (void)state;
+    xpb_compare c;
+    xpb_compare_verdict v;
+    xpb_compare_init(&c, XPB_PRECISION_FP32, 1.0);
+    c.aligned = 1;
+    add_gradient_to(&c, "conv.bias.grad", 7, 64, 6, 0.0, 1.0);
+    add_gradient_to(&c, "conv.weight.grad", 7, 4096, 7, 1e-3, 1.0 / 200);
+    xpb_compare_judge(&v, &c, XPB_COMPARE_GRADIENT);
+    assert_false(v.passed);
+    assert_true(fabs(v.error - 1e-3) < 1e-5);
+    xpb_compare_free(&c);
+    float noise_x[64], noise_ref[64], wrong[64];
+    for (int i = 0; i < 64; i++) {
+        noise_x[i] = (float)((i % 3) - 1) * 1e-5f; /* 1e-5 of the layer's scale */
+        noise_ref[i] = (float)((i % 2) * 2 - 1) * 1e-9f;
+        wrong[i] = 0.5f;
+    }
+    assert_false(judge_layer(noise_x, noise_ref, 0).passed); /* against 1e-3 of the scale */
+    v = judge_layer(noise_x, noise_ref, 1);
+    assert_true(v.passed);
+    assert_true(v.error > 1e-6 && v.error < 1e-4);
+    v = judge_layer(wrong, noise_ref, 1);
+    assert_false(v.passed);
+    assert_string_equal(v.located[0].tensor, "conv.bias.grad");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +527,11 @@ int main(void)
         cmocka_unit_test(test_gradient_allowance_and_together),
         cmocka_unit_test(test_judge_all_and_scale),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_coords_and_format),
+        cmocka_unit_test(test_worst_element),
+        cmocka_unit_test(test_located_order),
+        cmocka_unit_test(test_aligned_gradients_one_by_one),
+        cmocka_unit_test(test_aligned_floors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

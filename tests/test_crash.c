@@ -141,12 +141,14 @@ static void test_run_crash_keeps_finished_runs(void **state)
     char want[600];
     snprintf(want, sizeof want,
              "xpubench: crash (SIGSEGV) in backend 'crash_ref', entry point compile, during run "
-             "'[2/2] conv6-train[backend=crash_ref]' - the 1 finished run is kept in %s\n",
+             "'[2/2] conv6-train[backend=crash_ref]' - the 1 finished run is kept in %s "
+             "(marked incomplete)\n",
              results);
     assert_non_null(strstr(err, want));
     json_error_t e;
     json_t *doc = json_load_file(results, 0, &e);
     assert_non_null(doc);
+    assert_true(json_is_true(json_object_get(doc, "interrupted"))); /* it says so */
     json_t *runs = json_object_get(doc, "runs");
     assert_int_equal(json_array_size(runs), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "status")),
@@ -157,11 +159,15 @@ static void test_run_crash_keeps_finished_runs(void **state)
 
     /* a crash before any run finished says so */
     setenv("XPB_FAKE_CRASH", "compile", 1);
-    rc = xpb(&out, &err, "run", scenario, "-o", results, "--set", "backend=crash_ref", NULL);
+    rc = xpb(&out, &err, "run", scenario, "-o", results, "--force", "--set", "backend=crash_ref",
+             NULL);
     unsetenv("XPB_FAKE_CRASH");
     assert_int_equal(rc, EXIT_CRASH);
-    assert_non_null(strstr(err, "entry point compile, during run '[1/1] conv6-train' - no run "
-                                "had finished\n"));
+    snprintf(want, sizeof want,
+             "entry point compile, during run '[1/1] conv6-train' - no run had finished; %s "
+             "holds none and says it is incomplete\n",
+             results);
+    assert_non_null(strstr(err, want));
     free(out);
     free(err);
 }

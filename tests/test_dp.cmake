@@ -21,3 +21,6 @@ set_tests_properties(test_dp PROPERTIES TIMEOUT 900 LABELS mpi)
 # sanitizer pass skips it; the first pass of scripts/test runs it).
 add_test(NAME test_dp_equivalence COMMAND test_dp equivalence)
 set_tests_properties(test_dp_equivalence PROPERTIES TIMEOUT 900 LABELS "mpi;heavy")
+# A rank stopped at every moment of a job (16 jobs): heavy.
+add_test(NAME test_dp_hung COMMAND test_dp hung)
+set_tests_properties(test_dp_hung PROPERTIES TIMEOUT 900 LABELS "mpi;heavy")

@@ -1,7 +1,9 @@
 /* core/render/, the text library of the report and the leaderboard: the growable buffer (its
  * cap and sticky failure), HTML and URL escaping (references, control characters, invalid
- * UTF-8, cuts at character boundaries), the page number formats, the SVG primitives (nice
- * steps, axes, tick labels, shortened labels) and the bar chart in both of its styles. */
+ * UTF-8, cuts at character boundaries), terminal escaping (control characters, escape
+ * sequences, C1, bidirectional overrides, invalid UTF-8), the page number formats, the SVG
+ * primitives (nice steps, axes, tick labels, shortened labels) and the bar chart in both of its
+ * styles. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +21,7 @@
 #include "render/format_si.h"
 #include "render/svg.h"
 #include "render/svg_bars.h"
+#include "render/terminal.h"
 #include "render/text.h"
 
 /* The buffer TEXT_OF appends to, and its text after one call: a static copy, valid until the
@@ -124,6 +127,61 @@ static void test_cuts(void **state)
     assert_int_equal(xpb_utf8_chars("ab", 9), 2);
     assert_string_equal(TEXT_OF(xpb_url(&t_, "a b/\xc3\xbc&x=\"-._~")),
                         "a%20b%2F%C3%BC%26x%3D%22-._~");
+}
+
+/* What a terminal would obey comes out as visible text; everything else as it was. */
+static void test_terminal(void **state)
+{
+    (void)state;
+#define TERM(s, flags) TEXT_OF(xpb_term_escape(&t_, (s), strlen(s), (flags)))
+    /* clear screen, window title (OSC 0, BEL), clipboard (OSC 52, ST), CR overwrite, DEL */
+    assert_string_equal(TERM("a\x1b[2Jb", 0), "a\\x1b[2Jb");
+    assert_string_equal(TERM("\x1b]0;owned\x07", 0), "\\x1b]0;owned\\x07");
+    assert_string_equal(TERM("\x1b]52;c;ZWNobyBoaQ==\x1b\\", 0), "\\x1b]52;c;ZWNobyBoaQ==\\x1b\\");
+    assert_string_equal(TERM("ok\rFAILED\x7f", 0), "ok\\rFAILED\\x7f");
+    assert_string_equal(TERM("a\nb\tc\r\n", 0), "a\\nb\\tc\\r\\n");
+    /* a block keeps its lines and tabs (and CR LF), nothing else */
+    assert_string_equal(TERM("a\nb\tc\r\nd\re\x1b", XPB_TERM_LAYOUT), "a\nb\tc\r\nd\\re\\x1b");
+    /* C1 controls as UTF-8 (CSI U+009B), bidirectional overrides and isolates, separators */
+    assert_string_equal(TERM("\xc2\x9b"
+                             "2J \xc2\x80",
+                             0),
+                        "\\u009b2J \\u0080");
+    assert_string_equal(TERM("invoice\xe2\x80\xaegnp.exe", 0), "invoice\\u202egnp.exe");
+    assert_string_equal(TERM("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", 0),
+                        "\\u202a\\u202b\\u202c\\u202d");
+    assert_string_equal(TERM("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", 0),
+                        "\\u2066\\u2067\\u2068\\u2069");
+    assert_string_equal(TERM("\xe2\x80\x8f\xd8\x9c\xe2\x80\xa8", 0), "\\u200f\\u061c\\u2028");
+    /* invalid UTF-8 byte by byte: stray, cut short, overlong, surrogate, above U+10FFFF */
+    assert_string_equal(TERM("\xff\x80", 0), "\\xff\\x80");
+    assert_string_equal(TERM("\xc3", 0), "\\xc3");
+    assert_string_equal(TERM("\xc0\xaf", 0), "\\xc0\\xaf");
+    assert_string_equal(TERM("\xed\xa0\x80", 0), "\\xed\\xa0\\x80");
+    assert_string_equal(TERM("\xf4\x90\x80\x80", 0), "\\xf4\\x90\\x80\\x80");
+    /* text as it is: ASCII, accents, dashes, CJK, emoji, a backslash (so escaping is
+     * idempotent) */
+    const char *plain = "conv6 \xc3\xbc \xe2\x80\x93 \xe6\x97\xa5 \xf0\x9f\x98\x80 C:\\x";
+    assert_string_equal(TERM(plain, 0), plain);
+    const char *once = TERM("\x1b[31m\xe2\x80\xae\xff", 0);
+    char again[4096];
+    snprintf(again, sizeof again, "%s", once);
+    assert_string_equal(TERM(again, 0), again);
+    /* a field: cut at a character boundary, NULL as "" */
+    char buf[8];
+    assert_string_equal(xpb_term_field(buf, sizeof buf, "\x1b\x1b"), "\\x1b\\x1");
+    assert_string_equal(xpb_term_field(buf, 6, "ab\xc3\xbc\xc3\xbc"), "ab\xc3\xbc");
+    assert_string_equal(xpb_term_field(buf, sizeof buf, NULL), "");
+    /* a message line: a quoted newline cannot start a line of its own */
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    xpb_term_line(f, "error: %s", "x\n\x1b[1Aall runs ok");
+    rewind(f);
+    char line[128] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "error: x\\n\\x1b[1Aall runs ok\n");
+    fclose(f);
+#undef TERM
 }
 
 static void test_page_numbers(void **state)
@@ -293,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_text_limit),
         cmocka_unit_test(test_html),
         cmocka_unit_test(test_cuts),
+        cmocka_unit_test(test_terminal),
         cmocka_unit_test(test_page_numbers),
         cmocka_unit_test(test_report_numbers),
         cmocka_unit_test(test_nice_axes),

@@ -3,7 +3,9 @@
  * headless, opens the page from disk. Every section renders; every number in the page's tables,
  * as the browser parsed them, carries the exact value the results file has at the place it
  * names, and shows that value formatted by the report's rule; every run's throughput is on the
- * page. Screenshots (the first screen and the whole page) and a PDF print are kept in
+ * page; every backend speedup the file calls significant is a filled bar of the speedup chart,
+ * every other one a hollow bar. Screenshots (the first screen and the whole page) and a PDF
+ * print are kept in
  * <build>/artifacts. Exits 77 (skipped) when chromium is not installed.
  * XPB_TEST_REPORT_RESULTS=FILE checks the report of that results file instead of running the
  * shortened study (e.g. a full `xpubench run configs/study-quick.yaml`). */
@@ -230,6 +232,43 @@ static void test_numbers_equal_the_json(void **state)
     }
 }
 
+/* The speedup chart as the browser parsed it: one bar per backend comparison of the file, in
+ * its order, filled (its colour) when the file says significant, hollow (white) otherwise. */
+static void test_speedup_bars(void **state)
+{
+    (void)state;
+    const char *fig = strstr(g.dom, "<figure id=\"speedups-chart\">");
+    assert_non_null(fig);
+    const char *end = strstr(fig, "</figure>");
+    const char *rect = strstr(fig, "<rect ");
+    const json_t *cmps = json_object_get(g.doc, "comparisons");
+    size_t bars = 0, filled = 0;
+    for (size_t i = 0; i < json_array_size(cmps); i++) {
+        const json_t *c = json_array_get(cmps, i);
+        if (strcmp(json_string_value(json_object_get(c, "kind")), "backend") != 0)
+            continue;
+        if (!rect || rect > end)
+            fail_msg("comparison %zu has no bar in the speedup chart", i);
+        char fill[32];
+        assert_non_null(fx_attr(rect, "fill", fill, sizeof fill));
+        int significant = json_is_true(json_object_get(c, "significant"));
+        int hollow = strcmp(fill, "#fff") == 0;
+        if (significant == hollow)
+            fail_msg("comparison %zu (%s over %s) is %s in the file and drawn %s (fill %s)", i,
+                     json_string_value(json_object_get(c, "candidate")),
+                     json_string_value(json_object_get(c, "baseline")),
+                     significant ? "significant" : "not significant", hollow ? "hollow" : "filled",
+                     fill);
+        filled += !hollow;
+        bars++;
+        rect = strstr(rect + 1, "<rect ");
+    }
+    printf("speedup chart: %zu bars, %zu filled (significant), %zu hollow\n", bars, filled,
+           bars - filled);
+    assert_true(rect == NULL || rect > end); /* no bar without a comparison */
+    assert_true(filled >= 1); /* cpu_onednn is several times cpu_ref's speed in the study */
+}
+
 /* 1 when path is a PNG or a PDF of at least min_bytes. */
 static int is_file_of(const char *path, const char *magic, long min_bytes)
 {
@@ -283,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_renders),
         cmocka_unit_test(test_numbers_equal_the_json),
+        cmocka_unit_test(test_speedup_bars),
         cmocka_unit_test(test_screenshots_and_print),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,7 +1,9 @@
 /* `xpubench report` and `xpubench compare` as a user runs them, on results files made to order:
  * formats from the option or the file's extension, the memory budget, the exit codes of
- * docs/cli.md (0, 1, 2, 3), and compare's verdicts and exit status for a file against itself,
- * against a slower file, with a threshold and with ignored keys. */
+ * docs/cli.md (0, 1, 2, 3, 7), and compare's verdicts and exit status for a file against
+ * itself, against a slower file, with a threshold and with ignored keys, against a file it has
+ * nothing in common with (7, naming the keys that differ) and against a slower file whose runs
+ * were disturbed (0 unless --count-disturbed). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -33,25 +35,29 @@ static const char *path(const char *name)
     return p;
 }
 
-/* A batch sweep of three runs on `threads` threads, `scale` times as fast as the reference. */
-static void write_doc(const char *name, double scale, int threads)
+/* A batch sweep of three runs on `threads` threads, `scale` times as fast as the reference,
+ * while other processes took `others` of the run's CPUs. */
+static void write_doc(const char *name, double scale, int threads, double others)
 {
     json_t *d = fx_doc(NULL);
     fx_add(d, &(fx_run){.id = "conv6-a",
                         .batch = 16,
                         .threads = threads,
                         .tp = TIGHT(80 * scale),
-                        .device_peak = 4e7});
+                        .device_peak = 4e7,
+                        .other_share = others});
     fx_add(d, &(fx_run){.id = "conv6-b",
                         .batch = 32,
                         .threads = threads,
                         .tp = TIGHT(100 * scale),
-                        .device_peak = 6e7});
+                        .device_peak = 6e7,
+                        .other_share = others});
     fx_add(d, &(fx_run){.id = "conv6-c",
                         .batch = 64,
                         .threads = threads,
                         .tp = TIGHT(120 * scale),
-                        .device_peak = 9e7});
+                        .device_peak = 9e7,
+                        .other_share = others});
     fx_finish(d);
     xpb_err err = {{0}};
     assert_int_equal(xpb_results_write(d, path(name), &err), XPB_OK);
@@ -64,8 +70,9 @@ static int setup(void **state)
     snprintf(tmpdir, sizeof tmpdir, "%s/xpb_report_cli_XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     assert_non_null(mkdtemp(tmpdir));
-    write_doc("a.json", 1, 2);
-    write_doc("slow.json", 0.55, 1);
+    write_doc("a.json", 1, 2, 0);
+    write_doc("slow.json", 0.55, 1, 0);
+    write_doc("disturbed.json", 0.55, 2, 0.3);
     FILE *f = fopen(path("bad.json"), "w");
     fputs("{\"schema\": \"xpubench-results\"}\n", f);
     fclose(f);
@@ -116,7 +123,9 @@ static void test_report_memory_budget(void **state)
         0);
     const char *line = strstr(out, "Memory against batch: the fits");
     assert_non_null(line);
-    assert_non_null(strstr(line, ",0.1250,106\r\n")); /* the budget in GiB, the batch */
+    const char *row = strstr(line, "backend plan"); /* the budget in GiB, the batch, ... */
+    if (!row || !strstr(row, ",0.1250,106,"))
+        fail_msg("%.900s", line);
     free(out);
 }
 
@@ -156,9 +165,23 @@ static void test_compare(void **state)
     assert_non_null(strstr(out, "no run is significantly slower by more than 5%"));
     free(out);
     /* one thread instead of two: every run matched only when threads is ignored */
-    assert_int_equal(xpb(&out, NULL, "compare", path("a.json"), path("slow.json"), NULL), 0);
+    assert_int_equal(xpb(&out, NULL, "compare", path("a.json"), path("slow.json"), NULL), 7);
     assert_non_null(strstr(out, "3 only in OLD, 3 only in NEW"));
     assert_non_null(strstr(out, "nothing was compared: no run of NEW has the configuration"));
+    assert_non_null(strstr(out, "the closest differ in: threads ("));
+    assert_non_null(strstr(out, "NOTHING COMPARED"));
+    assert_null(strstr(out, "no run is significantly slower"));
+    free(out);
+    /* 45% slower while others took 30% of the run's CPUs: not a regression on its own */
+    assert_int_equal(xpb(&out, NULL, "compare", path("a.json"), path("disturbed.json"), NULL), 0);
+    assert_non_null(strstr(out, "slower, beyond 5%, disturbed: compare again"));
+    assert_non_null(strstr(out, "disturbed: compare again: 3 runs are significantly slower"));
+    assert_null(strstr(out, "REGRESSION"));
+    free(out);
+    assert_int_equal(xpb(&out, NULL, "compare", path("a.json"), path("disturbed.json"),
+                         "--count-disturbed", NULL),
+                     1);
+    assert_non_null(strstr(out, "REGRESSION: 3 runs are significantly slower by more than 5%"));
     free(out);
     assert_int_equal(
         xpb(&out, NULL, "compare", path("a.json"), path("slow.json"), "--ignore", "threads", NULL),

@@ -1,7 +1,9 @@
 /* Run-by-run comparison of two results files (core/report/report_diff.h, `xpubench compare`):
  * a file against itself has no significant difference; a run made slower is found and counts
  * as a regression beyond the threshold only; faster runs, noise, runs that stopped finishing,
- * runs only in one file, runs of the same configuration, ignored config keys, and the text. */
+ * runs only in one file, runs of the same configuration, ignored config keys, and the text;
+ * disturbed runs' slowdowns reported but not counted unless asked; nothing compared, with the
+ * keys in which the runs differ. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,7 +52,7 @@ static xpb_status diff_docs(xpb_diff *c, const json_t *a, const json_t *b, doubl
 {
     assert_int_equal(xpb_results_view(&old_view, a), XPB_OK);
     assert_int_equal(xpb_results_view(&new_view, b), XPB_OK);
-    return xpb_diff_docs(c, &old_view, &new_view, threshold, ignore, n_ignore);
+    return xpb_diff_docs(c, &old_view, &new_view, threshold, ignore, n_ignore, 0);
 }
 
 static void diff_free(xpb_diff *c)
@@ -224,6 +226,123 @@ static void test_version1_documents(void **state)
     json_decref(b);
 }
 
+static char *printed(const xpb_diff *c);
+
+/* A run slower in NEW while other processes disturbed it: reported, counted only on request;
+ * an undisturbed regression next to it still counts. */
+static void test_disturbed(void **state)
+{
+    (void)state;
+    json_t *a = fx_doc(NULL), *b = fx_doc(NULL);
+    fx_add(a, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(100)});
+    fx_add(a, &(fx_run){.id = "y", .batch = 2, .tp = TIGHT(100)});
+    fx_add(b, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(60), .other_share = 0.3});
+    fx_add(b, &(fx_run){.id = "y", .batch = 2, .tp = TIGHT(100)});
+    fx_finish(a);
+    fx_finish(b);
+    xpb_diff c;
+    assert_int_equal(diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    const xpb_diff_row *x = row(&c, "x");
+    assert_int_equal(x->verdict, XPB_DIFF_SLOWER);
+    assert_true(x->regression && x->disturbed && x->discounted);
+    assert_int_equal(c.regressions, 0);
+    assert_int_equal(c.discounted, 1);
+    diff_free(&c);
+    assert_int_equal(xpb_results_view(&old_view, a), XPB_OK);
+    assert_int_equal(xpb_results_view(&new_view, b), XPB_OK);
+    assert_int_equal(
+        xpb_diff_docs(&c, &old_view, &new_view, 0.05, NULL, 0, XPB_DIFF_COUNT_DISTURBED), XPB_OK);
+    assert_false(row(&c, "x")->discounted);
+    assert_int_equal(c.regressions, 1);
+    assert_int_equal(c.discounted, 0);
+    diff_free(&c);
+    /* disturbed in OLD, and a clean regression beside it */
+    json_t *d = fx_doc(NULL);
+    fx_add(d, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(60)});
+    fx_add(d, &(fx_run){.id = "y", .batch = 2, .tp = TIGHT(50)});
+    fx_finish(d);
+    json_object_set_new(
+        json_object_get(json_object_get(json_array_get(json_object_get(a, "runs"), 0), "metrics"),
+                        "interference"),
+        "flagged", json_true());
+    assert_int_equal(diff_docs(&c, a, d, 0.05, NULL, 0), XPB_OK);
+    assert_true(row(&c, "x")->discounted);
+    assert_false(row(&c, "y")->discounted);
+    assert_int_equal(c.regressions, 1);
+    diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+    json_decref(d);
+}
+
+/* Nothing in common: nothing compared, and the keys in which the closest runs differ, in the
+ * schema's order; some in common: the keys of those that are not. */
+static void test_nothing_compared(void **state)
+{
+    (void)state;
+    json_t *a = fx_doc(NULL), *b = fx_doc(NULL), *e = fx_doc(NULL);
+    fx_add(a, &(fx_run){.id = "x", .batch = 1, .threads = 2, .tp = TIGHT(100)});
+    fx_add(a, &(fx_run){.id = "y", .batch = 2, .threads = 2, .tp = TIGHT(100)});
+    fx_add(b, &(fx_run){.id = "x", .batch = 1, .threads = 1, .tp = TIGHT(100)});
+    fx_add(b,
+           &(fx_run){
+               .id = "y", .batch = 4, .threads = 1, .precision = "bf16-mixed", .tp = TIGHT(100)});
+    fx_finish(a);
+    fx_finish(b);
+    fx_finish(e);
+    xpb_diff c;
+    assert_int_equal(diff_docs(&c, a, b, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(c.matched, 0);
+    assert_int_equal(c.regressions, 0);
+    /* x differs from x in threads; y (bf16, batch 4) from x or y in batch, precision, threads */
+    assert_int_equal(c.n_differing, 3);
+    assert_string_equal(c.differing[0], "batch");
+    assert_string_equal(c.differing[1], "precision");
+    assert_string_equal(c.differing[2], "threads");
+    char *text = printed(&c);
+    assert_non_null(strstr(text, "the closest differ in: batch, precision, threads ("));
+    assert_non_null(strstr(text, "NOTHING COMPARED: no regression can be ruled out"));
+    assert_null(strstr(text, "no run is significantly slower"));
+    free(text);
+    diff_free(&c);
+    const char *ignore[] = {"threads"};
+    assert_int_equal(diff_docs(&c, a, b, 0.05, ignore, 1), XPB_OK);
+    assert_int_equal(c.matched, 1); /* x and x */
+    assert_int_equal(c.n_differing, 2);
+    text = printed(&c);
+    assert_non_null(strstr(text, "other file in: batch, precision ("));
+    assert_null(strstr(text, "NOTHING COMPARED"));
+    free(text);
+    diff_free(&c);
+    /* a configuration OLD has twice and NEW once: no key differs */
+    json_t *twice = fx_doc(NULL), *once = fx_doc(NULL);
+    fx_add(twice, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(100)});
+    fx_add(twice, &(fx_run){.id = "x#2", .batch = 1, .tp = TIGHT(100)});
+    fx_add(once, &(fx_run){.id = "x", .batch = 1, .tp = TIGHT(100)});
+    fx_finish(twice);
+    fx_finish(once);
+    assert_int_equal(diff_docs(&c, twice, once, 0.05, NULL, 0), XPB_OK);
+    assert_int_equal(c.matched, 1);
+    assert_int_equal(c.n_differing, 0);
+    assert_int_equal(c.repeated, 1);
+    text = printed(&c);
+    if (!strstr(text, "in: 1 with a configuration the other file has fewer times ("))
+        fail_msg("%s", text);
+    free(text);
+    diff_free(&c);
+    json_decref(twice);
+    json_decref(once);
+    assert_int_equal(diff_docs(&c, e, e, 0.05, NULL, 0), XPB_OK); /* no runs at all */
+    assert_int_equal(c.matched, 0);
+    text = printed(&c);
+    assert_non_null(strstr(text, "nothing was compared: neither file has runs"));
+    free(text);
+    diff_free(&c);
+    json_decref(a);
+    json_decref(b);
+    json_decref(e);
+}
+
 /* What xpb_diff_print prints, NUL-terminated; the caller frees it. */
 static char *printed(const xpb_diff *c)
 {
@@ -363,10 +482,16 @@ static void test_time_to_accuracy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_against_itself), cmocka_unit_test(test_slower_and_faster),
-        cmocka_unit_test(test_threshold),      cmocka_unit_test(test_status_changes),
-        cmocka_unit_test(test_matching),       cmocka_unit_test(test_version1_documents),
-        cmocka_unit_test(test_text),           cmocka_unit_test(test_time_to_accuracy),
+        cmocka_unit_test(test_against_itself),
+        cmocka_unit_test(test_slower_and_faster),
+        cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_status_changes),
+        cmocka_unit_test(test_matching),
+        cmocka_unit_test(test_version1_documents),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_disturbed),
+        cmocka_unit_test(test_nothing_compared),
+        cmocka_unit_test(test_time_to_accuracy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,9 +305,10 @@ static void test_batch_fits(void **state)
     json_t *doc = study(NULL);
     xpb_report *r = build(&doc, 1);
     const xpb_report_table *m = table(r, "batch-memory");
-    assert_int_equal(m->n_rows, 1);
+    assert_int_equal(m->n_rows, 2); /* the plan, and the process (which grew by 0 here) */
     const xpb_report_cell *row = m->cells;
-    assert_string_equal(row[column(m, "memory")].text, "backend peak");
+    assert_string_equal(row[column(m, "memory")].text, "backend plan");
+    assert_string_equal(row[column(m, "decides")].text, "yes");
     assert_true(row[column(m, "degree")].v == 1);
     assert_true(close_to(row[column(m, "R²")].v, 1, 1e-12));
     assert_string_equal(row[column(m, "fit MiB (b = batch)")].text, "28.61 + 1.907·b");
@@ -329,8 +330,9 @@ static void test_batch_fits(void **state)
     const xpb_report_table *p = table(r, "batch-points-0");
     assert_int_equal(p->n_rows, 5 + 2); /* the measured batches, then 32 and 64 projected */
     assert_true(cell(p, "point", "projection", "batch")->v == 32);
-    assert_true(close_to(cell(p, "point", "projection", "fitted MiB")->v, 94e6, 1e-9));
-    assert_true(chart(r, "batch-memory-chart-0")->n_series == 3);
+    assert_true(close_to(cell(p, "point", "projection", "fitted plan MiB")->v, 94e6, 1e-9));
+    /* measured points, band, fit and projection of the plan and of the process */
+    assert_true(chart(r, "batch-memory-chart-0")->n_series == 8);
     xpb_report_free(r);
     /* a budget from the command line */
     xpb_report_opts opts = {.memory_budget_bytes = 101e6}; /* 35.5 samples */
@@ -413,7 +415,7 @@ static void test_two_files(void **state)
     const xpb_report_table *t = table(r, "speedups-table");
     assert_string_equal(t->headers[0], "file");
     assert_int_equal(t->n_rows, 4);
-    assert_int_equal(table(r, "batch-memory")->n_rows, 2);
+    assert_int_equal(table(r, "batch-memory")->n_rows, 4); /* plan and process of each file */
     assert_int_equal(table(r, "environment-provenance")->n_cols, 3);
     check_sources(r, docs);
     xpb_report_free(r);

@@ -82,7 +82,7 @@ static int setup(void **state)
                "    mode: tta\n"
                "    data: fashion-mnist\n"
                "    backend: cpu_onednn\n"
-               "    threads: 2\n"
+               "    threads: 1\n"
                "    batch: 16\n"
                "    lr: 0.02\n"
                "    target: 0.8\n"

@@ -28,6 +28,7 @@
 #include <microhttpd.h>
 
 #include "lbt_support.h"
+#include "terminal_inert.h"
 #endif
 
 /* ---- offline ---- */
@@ -697,6 +698,49 @@ static void test_cli_relative_cacert(void **state)
     assert_int_equal(chdir(cwd), 0);
 }
 
+/* Issue 22: what a server says never reaches the terminal raw. A hostile server (or a hostile
+ * results file quoted back in the leaderboard's 422) sends escape sequences, C1 controls and a
+ * right-to-left override in its error text, its redirect's Location and its submission URL;
+ * the client keeps them as visible escapes, and the command prints nothing raw. */
+static void test_hostile_server(void **state)
+{
+    (void)state;
+    struct xpb_upload_opts o = opts(1);
+    struct xpb_upload_reply r;
+    xpb_err err;
+    script(1, STEP(422, "{\"error\":\"runs[0].id: found \\\"\\u001b]52;c;ZXZpbA==\\u0007"
+                        "\\u001b[2J\\u009b31m\\u202egnp.exe\\r\\\"\"}"));
+    assert_int_equal(post(&r, &o, &err), XPB_REJECTED);
+    assert_inert(r.message, 0, "422 message");
+    assert_inert(err.msg, 0, "422 error");
+    assert_non_null(strstr(r.message, "\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\u009b31m\\u202egnp.exe"));
+    script(1, STEP(301, "", .location = "https://elsewhere.example/\x1b]0;owned\x07\xe2\x80\xae"));
+    assert_int_equal(post(&r, &o, &err), XPB_REJECTED);
+    assert_inert(r.message, 0, "redirect");
+    assert_inert(err.msg, 0, "redirect error");
+    assert_non_null(strstr(r.message, "elsewhere.example"));
+    script(1, STEP(201, "{\"id\":3,\"url\":\"https://lb/\\u001b]0;owned\\u0007\"}"));
+    assert_int_equal(post(&r, &o, &err), XPB_OK);
+    assert_inert(r.url, 0, "submission url");
+    assert_non_null(strstr(r.url, "\\x1b]0;owned\\x07"));
+
+    /* the command: a hostile file, and the server's refusal quoting it, printed */
+    char msg[8192];
+    script(1, STEP(422, "{\"error\":\"invalid results document: \\u001b]0;owned\\u0007"
+                        "\\u202e\\u0085\"}"));
+    char hostile[400];
+    snprintf(hostile, sizeof hostile, "%s/hostile.json", s.root);
+    json_t *doc = lbt_small_doc(1);
+    json_object_set_new(json_array_get(json_object_get(doc, "runs"), 0), "id",
+                        json_string("r\x1b]0;owned\x07\xe2\x80\xae"));
+    assert_int_equal(lbt_write_doc(doc, hostile), 0);
+    json_decref(doc);
+    char *up[] = {"upload", hostile, "--server", s.url, "--cacert", s.ca, "--no-spool", NULL};
+    assert_int_equal(cli(msg, sizeof msg, 7, up), XPB_EXIT_FAILURE);
+    assert_inert(msg, 0, "upload's stderr");
+    assert_non_null(strstr(msg, "\\x1b]0;owned\\x07\\u202e\\u0085"));
+}
+
 #endif /* XPB_TEST_HAVE_SERVER */
 
 int main(void)
@@ -718,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_rate_limited_honours_retry_after),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_unreachable_and_untrusted),
+        cmocka_unit_test(test_hostile_server),
         cmocka_unit_test(test_cli_spool_and_flush),
         cmocka_unit_test(test_cli_refuses_early),
         cmocka_unit_test(test_cli_relative_cacert),

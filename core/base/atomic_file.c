@@ -107,7 +107,35 @@ static xpb_status sync_dir(const char *dir, xpb_err *err)
     return XPB_OK;
 }
 
-xpb_status xpb_atomic_write(const char *path, const void *data, size_t len, xpb_err *err)
+/* Puts the complete temporary file `tmp` in place at `path`: renamed over it (`replace`), or
+ * linked to it only if nothing is there yet and then unlinked (a link fails with EEXIST
+ * instead of replacing). File systems without hard links fall back to a check and a rename,
+ * which is not atomic against another writer. */
+static xpb_status put_in_place(const char *tmp, const char *path, int replace, xpb_err *err)
+{
+    if (replace) {
+        if (rename(tmp, path) != 0)
+            return xpb_err_set(err, XPB_IO_ERROR, "%s: cannot replace it: %s", path,
+                               strerror(errno));
+        return XPB_OK;
+    }
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return XPB_OK;
+    }
+    int e = errno;
+    struct stat st;
+    if (e != EEXIST && (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EMLINK) &&
+        lstat(path, &st) != 0 && errno == ENOENT && rename(tmp, path) == 0)
+        return XPB_OK;
+    if (e == EEXIST)
+        return xpb_err_set(err, XPB_INVALID_ARGUMENT, "%s: exists already", path);
+    return xpb_err_set(err, XPB_IO_ERROR, "%s: cannot create it: %s", path, strerror(e));
+}
+
+/* xpb_atomic_write and xpb_atomic_create. */
+static xpb_status atomic_put(const char *path, const void *data, size_t len, int replace,
+                             xpb_err *err)
 {
     xpb_status st = XPB_IO_ERROR;
     if (!path || !*path || path[strlen(path) - 1] == '/')
@@ -177,10 +205,8 @@ xpb_status xpb_atomic_write(const char *path, const void *data, size_t len, xpb_
         st = xpb_err_set(err, XPB_IO_ERROR, "%s: cannot close %s: %s", path, tmp, strerror(errno));
         goto unlink_tmp;
     }
-    if (rename(tmp, path) != 0) {
-        st = xpb_err_set(err, XPB_IO_ERROR, "%s: cannot replace it: %s", path, strerror(errno));
+    if ((st = put_in_place(tmp, path, replace, err)) != XPB_OK)
         goto unlink_tmp;
-    }
     st = sync_dir(dir, err);
     goto free_tmp;
 
@@ -193,4 +219,14 @@ free_tmp:
 free_dir:
     free(dir);
     return st;
+}
+
+xpb_status xpb_atomic_write(const char *path, const void *data, size_t len, xpb_err *err)
+{
+    return atomic_put(path, data, len, 1, err);
+}
+
+xpb_status xpb_atomic_create(const char *path, const void *data, size_t len, xpb_err *err)
+{
+    return atomic_put(path, data, len, 0, err);
 }

@@ -24,4 +24,11 @@
  * A symbolic link at `path` is replaced by the file, not followed. */
 xpb_status xpb_atomic_write(const char *path, const void *data, size_t len, xpb_err *err);
 
+/* xpb_atomic_write that never replaces: `path` appears complete or not at all, and only when
+ * nothing (not even a dangling link) is there. The complete temporary file is hard-linked to
+ * `path` (which fails instead of replacing) and then removed. XPB_INVALID_ARGUMENT when `path`
+ * exists (err->msg "<path>: exists already"; nothing written), otherwise as xpb_atomic_write. On a
+ * file system without hard links it checks and renames, which another writer could race. */
+xpb_status xpb_atomic_create(const char *path, const void *data, size_t len, xpb_err *err);
+
 #endif

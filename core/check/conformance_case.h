@@ -18,7 +18,7 @@
 /* How the host fills a host-written tensor of a case (0: it does not). */
 typedef enum xpb_ct_init {
     XPB_CT_INIT_NONE = 0,
-    XPB_CT_INIT_UNIFORM,  /* U(-1, 1) */
+    XPB_CT_INIT_UNIFORM,  /* in [-1, 1], of mixed magnitude (conformance_inputs.c) */
     XPB_CT_INIT_POSITIVE, /* U(0.5, 1.5): variances, Adam's v */
     XPB_CT_INIT_LABELS,   /* int32 class indices in [0, labels[t]) */
     XPB_CT_INIT_STEP,     /* 3: Adam's step counter */

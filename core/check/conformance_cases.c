@@ -661,5 +661,12 @@ void xpb_ct_catalogue(xpb_ct_list *l, int quick)
     add_chains(l, 2, 16, 8);
     if (!quick)
         add_chains(l, 3, 32, 12);
+    /* long sums of mixed-magnitude terms (conformance_inputs.c), where accumulation order and
+     * precision show: a convolution's weight gradient over 2304 terms, a linear layer's over
+     * 256, batch- and instance-norm statistics over 2048 and 1024 */
+    add_conv(l, 0, 4, 8, 24, 24, 16, 3, 1, 1, 1, 0, 1);
+    add_linear(l, 256, 64, 128, 1);
+    add_batchnorm(l, 4, 8, 8, 16, 16);
+    add_instancenorm(l, 2, 4, 32, 32);
     xpb_ct_catalogue3(l, quick);
 }

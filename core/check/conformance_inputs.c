@@ -1,5 +1,14 @@
 /* Seeded inputs of a conformance case (see conformance_case.h): the same numbers on both
- * sides, from a splitmix64 stream. */
+ * sides, from a splitmix64 stream.
+ *
+ * Data (XPB_CT_INIT_UNIFORM) is of mixed magnitude: a random sign, a magnitude spread evenly
+ * over eight binades [2^-8, 1] and a full mantissa. Products of such numbers have exponents
+ * 16 binades apart, so the sums of a backward op (a weight gradient over the batch and the
+ * pixels, a batch-norm statistic over a channel) are not exact in fp32, not even of
+ * bf16-rounded inputs: a backend that sums in another order shows a small non-zero error,
+ * one that sums in too low a precision fails, instead of both computing the reference's
+ * numbers exactly (as they did on uniform inputs of one binade, whose bf16-rounded products
+ * sum exactly). */
 #include "check/conformance_case.h"
 
 #include <math.h>
@@ -25,10 +34,21 @@ static float bf16_round(float f)
     return x.f;
 }
 
-/* One float of tensor t from the uniform draw u in [0, 1). */
-static float value(const xpb_ct_case *c, uint32_t t, int64_t numel, double u)
+/* A uniform draw in [0, 1) from the stream s (53 bits). */
+static double uniform(uint64_t *s)
+{
+    return (double)(mix(s) >> 11) * 0x1p-53;
+}
+
+/* One float of tensor t from the uniform draw u in [0, 1) (and more of the stream s). */
+static float value(const xpb_ct_case *c, uint32_t t, int64_t numel, double u, uint64_t *s)
 {
     switch (c->init[t]) {
+    case XPB_CT_INIT_UNIFORM: {
+        uint64_t bits = mix(s); /* sign and binade; u gives the mantissa */
+        double magnitude = ldexp(0.5 + 0.5 * u, -(int)((bits >> 1) % 8u));
+        return (float)(bits & 1u ? -magnitude : magnitude);
+    }
     case XPB_CT_INIT_POSITIVE:
         return (float)(0.5 + u);
     case XPB_CT_INIT_STEP:
@@ -45,12 +65,12 @@ static void fill(void *buf, const xpb_ct_case *c, uint32_t t, int64_t numel, uin
                  int round_bf16)
 {
     for (int64_t i = 0; i < numel; i++) {
-        double u = (double)(mix(s) >> 11) * 0x1p-53;
+        double u = uniform(s);
         if (c->init[t] == XPB_CT_INIT_LABELS) {
             ((int32_t *)buf)[i] = (int32_t)(u * (double)c->labels[t]);
             continue;
         }
-        float v = value(c, t, numel, u);
+        float v = value(c, t, numel, u, s);
         ((float *)buf)[i] = round_bf16 ? bf16_round(v) : v;
     }
 }

@@ -161,9 +161,9 @@ static xpb_status add_tensors(xpb_compare *cmp, xpb_session *a, xpb_session *b,
             goto free_buffers;
         }
         int grad = d->role == XPB_ROLE_GRAD || gstate[t];
-        if (xpb_compare_add(cmp, d->name, grad ? XPB_ROLE_GRAD : d->role,
-                            grad ? XPB_COMPARE_GRADIENT : XPB_COMPARE_FORWARD, x, y,
-                            xpb_tensor_numel(d)) != XPB_OK) {
+        if (xpb_compare_add_shaped(cmp, d->name, grad ? XPB_ROLE_GRAD : d->role,
+                                   grad ? XPB_COMPARE_GRADIENT : XPB_COMPARE_FORWARD, x, y, d->ndim,
+                                   d->dims) != XPB_OK) {
             st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
             goto free_buffers;
         }

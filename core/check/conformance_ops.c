@@ -117,8 +117,8 @@ static void judge(xpb_ct_result *r, const xpb_ct_case *c, void **a, void **b,
     xpb_compare_init(&cmp, opt->precision, scale);
     for (uint32_t t = 0; t < c->n_t; t++)
         if (a[t] && b[t] && c->t[t].dtype == XPB_DTYPE_F32 &&
-            xpb_compare_add(&cmp, c->tname[t], c->t[t].role, XPB_COMPARE_OP, a[t], b[t],
-                            xpb_tensor_numel(&c->t[t])) != XPB_OK) {
+            xpb_compare_add_shaped(&cmp, c->tname[t], c->t[t].role, XPB_COMPARE_OP, a[t], b[t],
+                                   c->t[t].ndim, c->t[t].dims) != XPB_OK) {
             r->verdict = XPB_CONFORMANCE_ERROR;
             snprintf(r->msg, sizeof r->msg, "out of memory");
             goto free_compare;

@@ -23,8 +23,19 @@ void xpb_ct_result_from(xpb_ct_result *r, const xpb_compare_verdict *v)
     r->error = v->error;
     r->tol = v->tolerance;
     snprintf(r->worst, sizeof r->worst, "%s", v->worst);
-    if (!v->passed)
-        snprintf(r->msg, sizeof r->msg, "worst tensor '%s' (error %.3g)", v->worst, v->worst_error);
+    r->failing = v->failing;
+    r->n_located = v->n_located;
+    memcpy(r->located, v->located, sizeof r->located);
+    if (v->passed)
+        return;
+    size_t used = (size_t)snprintf(r->msg, sizeof r->msg, "worst tensor '%s' (error %.3g)",
+                                   v->worst, v->worst_error);
+    for (uint32_t i = 0; i < v->n_located && used < sizeof r->msg; i++) {
+        char where[192];
+        xpb_compare_format_located(where, sizeof where, &v->located[i]);
+        used += (size_t)snprintf(r->msg + used, sizeof r->msg - used, "%s'%s' %s", i ? "; " : ": ",
+                                 v->located[i].tensor, where);
+    }
 }
 
 /* The JSON document (backend, reference, options, rows so far, counts, whether the suite
@@ -96,6 +107,36 @@ static json_t *finite_real(double x)
     return json_real(isfinite(x) ? x : 1e308);
 }
 
+/* An element's value: a number, or "NaN", "Infinity", "-Infinity" (JSON has none of them). */
+static json_t *element_value(double x)
+{
+    if (isfinite(x))
+        return json_real(x);
+    return json_string(isnan(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
+}
+
+/* The located failures of a row: [{"tensor", "error", "tolerance", "index", "coords",
+ * "value", "reference"}], the furthest from tolerance first. */
+static json_t *json_failures(const xpb_ct_result *r)
+{
+    json_t *list = json_array();
+    for (uint32_t i = 0; i < r->n_located; i++) {
+        const struct xpb_located *l = &r->located[i];
+        json_t *o = json_object(), *coords = json_array();
+        for (uint32_t d = 0; d < l->ndim && d < 4; d++)
+            json_array_append_new(coords, json_integer(l->coords[d]));
+        json_object_set_new(o, "tensor", json_string(l->tensor));
+        json_object_set_new(o, "error", finite_real(l->error));
+        json_object_set_new(o, "tolerance", json_real(l->tolerance));
+        json_object_set_new(o, "index", json_integer(l->index));
+        json_object_set_new(o, "coords", coords);
+        json_object_set_new(o, "value", element_value(l->value));
+        json_object_set_new(o, "reference", element_value(l->reference));
+        json_array_append_new(list, o);
+    }
+    return list;
+}
+
 static void json_row(json_t *rows, const char *name, const char *shape, const xpb_ct_result *r)
 {
     if (!rows)
@@ -108,6 +149,10 @@ static void json_row(json_t *rows, const char *name, const char *shape, const xp
         json_object_set_new(o, "max_abs", finite_real(r->max_abs));
         json_object_set_new(o, "error", finite_real(r->error));
         json_object_set_new(o, "worst_tensor", json_string(r->worst));
+        if (r->verdict == XPB_CONFORMANCE_FAIL) {
+            json_object_set_new(o, "failing_tensors", json_integer(r->failing));
+            json_object_set_new(o, "failures", json_failures(r));
+        }
     }
     json_object_set_new(o, "tolerance", json_real(r->tol));
     if (r->verdict != XPB_CONFORMANCE_PASS && r->msg[0])

@@ -30,9 +30,15 @@ typedef struct xpb_ct_result {
     double tol;       /* its tolerance */
     char worst[64];   /* the tensor furthest from its tolerance */
     char msg[1200];   /* why, for FAIL / UNSUPPORTED / ERROR */
+    /* The tensors outside their tolerance, furthest first: `failing` of them, the first
+     * n_located with their worst element (judge.h). */
+    uint32_t failing;
+    uint32_t n_located;
+    struct xpb_located located[XPB_COMPARE_LOCATED_MAX];
 } xpb_ct_result;
 
-/* The result of a comparison judged by compare.h: PASS or FAIL, error, tolerance, worst. */
+/* The result of a comparison judged by judge.h: PASS or FAIL, error, tolerance, worst, and
+ * where the failing tensors fail. */
 void xpb_ct_result_from(xpb_ct_result *r, const xpb_compare_verdict *v);
 
 /* Where rows go: the table (opt->out, when not NULL), the JSON file (opt->json_path, when not

@@ -13,6 +13,8 @@ enum {
                                    device) and its scenario did not say allow_unsupported */
     XPB_EXIT_PLUGIN_CRASH = 5,  /* a plugin crashed (fatal signal in one of its entry points);
                                    stderr names it, finished rows and runs were kept */
+    XPB_EXIT_NO_MATCH = 7,      /* compare: no run of NEW has the configuration of a run of
+                                   OLD, so nothing was compared */
     XPB_EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C; finished runs were written */
 };
 

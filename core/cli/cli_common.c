@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plugin/guard.h"
+#include "render/terminal.h"
 
 xpb_registry *xpb_cli_registry(int quiet)
 {
@@ -23,13 +24,13 @@ xpb_registry *xpb_cli_registry(int quiet)
     xpb_status st = xpb_registry_load(&r, (const char *const *)dirs, n, &err);
     xpb_guard_activity(NULL);
     if (st != XPB_OK) {
-        fprintf(stderr, "xpubench: loading plugins: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench: loading plugins: %s", err.msg);
         xpb_strv_free(dirs);
         return NULL;
     }
     if (!quiet)
         for (size_t i = 0; i < xpb_registry_problem_count(r); i++)
-            fprintf(stderr, "xpubench: warning: %s\n", xpb_registry_problem(r, i));
+            xpb_term_line(stderr, "xpubench: warning: %s", xpb_registry_problem(r, i));
     if (xpb_registry_count(r) == 0) {
         fprintf(stderr, "xpubench: no plugins found; searched:");
         for (size_t i = 0; i < n; i++)

@@ -1,7 +1,8 @@
-/* `xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]`: what got
- * faster or slower run by run, and whether the difference is real (core/compare/compare.h);
- * exits 1 when a run got significantly slower by more than the threshold, so that it can gate
- * a CI job. */
+/* `xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]
+ * [--count-disturbed]`: what got faster or slower run by run, and whether the difference is
+ * real (core/compare/compare.h); exits 1 when a run got significantly slower by more than the
+ * threshold (a disturbed run's slowdown alone only with --count-disturbed), so that it can gate
+ * a CI job, and 7 when nothing could be compared, so that a gate never passes on nothing. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,12 +11,14 @@
 
 #include "cli/cli.h"
 #include "compare/compare.h"
+#include "render/terminal.h"
 #include "results/results.h"
 #include "results/view.h"
 #include "results/view_config.h"
 
 #define COMPARE_USAGE                                                                              \
-    "usage: xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]]\n"
+    "usage: xpubench compare OLD.json NEW.json [--threshold PCT] [--ignore KEY[,KEY...]] "         \
+    "[--count-disturbed]\n"
 #define MAX_IGNORED 32
 
 typedef struct compare_args {
@@ -24,6 +27,7 @@ typedef struct compare_args {
     char *ignore_text; /* owned copy of --ignore, split in place */
     const char *ignore[MAX_IGNORED];
     size_t n_ignore;
+    unsigned flags; /* XPB_DIFF_* */
 } compare_args;
 
 static void help(void)
@@ -35,10 +39,14 @@ static void help(void)
            "  --threshold PCT  how much slower a run must be to fail the comparison (5%%, 0.5, "
            "...;\n                   default 5%%)\n"
            "  --ignore KEYS    config keys to leave out of the matching, comma-separated (e.g. "
-           "threads,\n                   to compare a run on 2 threads with one on 1)\n\n"
+           "threads,\n                   to compare a run on 2 threads with one on 1)\n"
+           "  --count-disturbed  let a run that other processes disturbed fail the comparison "
+           "by being\n                   slower (by default it is reported as \"disturbed: "
+           "compare again\")\n\n"
            "Exit codes: 0 no run significantly slower than the threshold, 1 a run significantly "
            "slower\nby more than the threshold or no longer finishing, 2 usage, 3 a results file "
-           "is bad.\n");
+           "is bad,\n7 nothing compared (no run of NEW has the configuration of a run of "
+           "OLD).\n");
 }
 
 /* "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; -1 when not a percentage in [0, 100). */
@@ -88,6 +96,8 @@ static int parse_args(compare_args *a, int argc, char **argv)
             if (split_ignore(a, value) != 0)
                 return -1;
             i++;
+        } else if (strcmp(arg, "--count-disturbed") == 0) {
+            a->flags |= XPB_DIFF_COUNT_DISTURBED;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             fprintf(stderr, "xpubench compare: unknown option '%s'\n" COMPARE_USAGE, arg);
             return -1;
@@ -126,12 +136,14 @@ static int run_compare(const compare_args *a, const struct xpb_results_doc *old_
             return XPB_EXIT_USAGE;
         }
     xpb_diff c;
-    if (xpb_diff_docs(&c, old_doc, new_doc, a->threshold, a->ignore, a->n_ignore) != XPB_OK) {
+    if (xpb_diff_docs(&c, old_doc, new_doc, a->threshold, a->ignore, a->n_ignore, a->flags) !=
+        XPB_OK) {
         fprintf(stderr, "xpubench compare: out of memory\n");
         return XPB_EXIT_FAILURE;
     }
     int rc = xpb_diff_print(stdout, &c, a->old_path, a->new_path) != XPB_OK ? XPB_EXIT_FAILURE
              : c.regressions                                                ? XPB_EXIT_FAILURE
+             : c.matched == 0                                               ? XPB_EXIT_NO_MATCH
                                                                             : XPB_EXIT_OK;
     xpb_diff_free(&c);
     return rc;
@@ -165,7 +177,7 @@ int xpb_cli_compare(int argc, char **argv)
     }
     if (xpb_results_load(&old_doc, a.old_path, &err) != XPB_OK ||
         xpb_results_load(&new_doc, a.new_path, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench compare: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench compare: %s", err.msg);
         rc = XPB_EXIT_INPUT;
         goto free_docs;
     }

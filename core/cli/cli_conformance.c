@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "render/terminal.h"
 #include "cli/cli_common.h"
 #include "check/conformance.h"
 #include "base/names.h"
@@ -165,7 +166,7 @@ int xpb_cli_conformance(int argc, char **argv)
     xpb_status st = xpb_conformance_run(&sum, r, req.backend, &opt, &err);
     xpb_registry_free(r);
     if (st != XPB_OK) {
-        fprintf(stderr, "xpubench conformance: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench conformance: %s", err.msg);
         return st == XPB_NOT_FOUND || st == XPB_NO_DEVICE || st == XPB_INCOMPATIBLE
                    ? XPB_EXIT_PLUGIN
                    : XPB_EXIT_FAILURE;

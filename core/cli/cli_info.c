@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "render/terminal.h"
 #include "base/names.h"
 #include "cli/cli_common.h"
 #include "cli/cli_info_program.h"
@@ -325,7 +326,7 @@ int xpb_cli_info(int argc, char **argv)
     xpb_status st = xpb_model_program_create(&mp, m, &a.cfg, &err);
     xpb_guard_activity(NULL);
     if (st != XPB_OK) {
-        fprintf(stderr, "xpubench info: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench info: %s", err.msg);
         xpb_registry_free(r);
         return XPB_EXIT_INPUT;
     }

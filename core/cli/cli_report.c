@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/atomic_file.h"
 #include "cli/cli.h"
+#include "render/terminal.h"
 #include "report/report.h"
 #include "results/results.h"
 
@@ -116,7 +118,7 @@ static int render(struct xpb_text *text, const report_args *a, json_t **docs)
     xpb_report *r = NULL;
     xpb_err err = {{0}};
     if (xpb_report_build(&r, docs, a->files, a->n_files, &a->opts, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench report: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench report: %s", err.msg);
         return XPB_EXIT_FAILURE;
     }
     int rc = XPB_EXIT_OK;
@@ -131,14 +133,20 @@ static int render(struct xpb_text *text, const report_args *a, json_t **docs)
 static int write_out(const report_args *a, const char *text, size_t len)
 {
     xpb_err err = {{0}};
-    if (!a->out || strcmp(a->out, "-") == 0)
-        return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? XPB_EXIT_OK
-                                                                          : XPB_EXIT_FAILURE;
+    if (!a->out || strcmp(a->out, "-") == 0) {
+        /* on a terminal, nothing of the files reaches it raw (render/terminal.h); into a pipe
+         * or a file the bytes are the report's */
+        int ok = isatty(fileno(stdout))
+                     ? xpb_term_write(stdout, text, len, XPB_TERM_LAYOUT) == XPB_OK
+                     : fwrite(text, 1, len, stdout) == len;
+        return ok && fflush(stdout) == 0 ? XPB_EXIT_OK : XPB_EXIT_FAILURE;
+    }
     if (xpb_atomic_write(a->out, text, len, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench report: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench report: %s", err.msg);
         return XPB_EXIT_FAILURE;
     }
-    fprintf(stderr, "report: %s (%zu file%s)\n", a->out, a->n_files, a->n_files == 1 ? "" : "s");
+    xpb_term_line(stderr, "report: %s (%zu file%s)", a->out, a->n_files,
+                  a->n_files == 1 ? "" : "s");
     return XPB_EXIT_OK;
 }
 
@@ -161,10 +169,15 @@ int xpb_cli_report(int argc, char **argv)
     for (; loaded < a.n_files; loaded++) {
         xpb_err err = {{0}};
         if (xpb_results_load(&docs[loaded], a.files[loaded], &err) != XPB_OK) {
-            fprintf(stderr, "xpubench report: %s\n", err.msg);
+            xpb_term_line(stderr, "xpubench report: %s", err.msg);
             rc = XPB_EXIT_INPUT;
             goto free_docs;
         }
+        if (!xpb_results_complete(docs[loaded]))
+            xpb_term_line(stderr,
+                          "xpubench report: note: %s is incomplete: the invocation that wrote it "
+                          "did not finish every run (the report says so)",
+                          a.files[loaded]);
     }
     struct xpb_text text = {0};
     rc = render(&text, &a, docs);

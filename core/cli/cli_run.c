@@ -1,14 +1,19 @@
-/* `xpubench run SCENARIO [-o FILE] [--set k=v]... [--dump DIR]`: runs every expanded run of a
- * scenario, writing the results file atomically after each finished run so that a crash or
- * Ctrl-C never loses what is done. Launched as several ranks (mpirun, srun: docs/distributed.md)
- * every rank runs every run together with the others, and rank 0 alone prints, dumps and
- * writes the results file. */
+/* `xpubench run SCENARIO [-o FILE] [--force] [--set k=v]... [--dump DIR]`: runs every expanded
+ * run of a scenario into one results file. The file is created before the first run (an
+ * existing one is replaced only with --force), marked incomplete until the last run is
+ * written, and rewritten atomically after each finished run, so that Ctrl-C, a crash or kill -9
+ * never loses what is done and always leaves a file that says whether the invocation completed;
+ * a problem with the output location stops the invocation before anything runs, and a run that
+ * cannot be saved stops it at once. Launched as several ranks (mpirun, srun:
+ * docs/distributed.md) every rank runs every run together with the others, and rank 0 alone
+ * prints, dumps and writes the results file. */
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "parallel/agree.h"
@@ -19,6 +24,7 @@
 #include "machine/env.h"
 #include "parallel/parallel.h"
 #include "plugin/guard.h"
+#include "render/terminal.h"
 #include "results/results.h"
 #include "results/view.h"
 #include "run/runner.h"
@@ -36,21 +42,26 @@ static void on_sigint(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--set KEY=VALUE]... "
+    fprintf(f, "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--force] [--set KEY=VALUE]... "
                "[--dump DIR]\n\n"
                "Runs every run of the scenario (docs/scenarios.md) and writes one results file\n"
-               "(docs/results.md), rewritten atomically after each run. Default output: the\n"
+               "(docs/results.md), created before the first run, marked incomplete until the\n"
+               "last run is in it, rewritten atomically after each run. Default output: the\n"
                "scenario's `output`, else results/<name>-<UTC time>.json.\n\n"
-               "  -o, --output FILE  results file\n"
+               "  -o, --output FILE  results file (one that exists is refused: nothing runs)\n"
+               "  --force            replace an existing results file\n"
                "  --set KEY=VALUE    override a run key in every run (e.g. batch=32, backend=\n"
                "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
                "  --dump DIR         write the first step of each run (initial parameters, the\n"
                "                     batch, losses, gradients) as .npy files + manifest.json\n"
                "                     (docs/dump.md); several runs go to DIR/<run id>/\n\n"
-               "Ctrl-C stops after the current step; finished runs stay in the results file.\n"
+               "Ctrl-C stops after the current step; finished runs stay in the results file,\n"
+               "which then says the invocation was interrupted. A run that cannot be saved\n"
+               "(disk full, file gone) stops the invocation and says what was not saved.\n"
                "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
                "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
-               "Exit: 0 all runs ok or unsupported, 1 a run failed, 2 usage, 3 bad scenario,\n"
+               "Exit: 0 all runs ok or unsupported, 1 a run failed or could not be saved, 2 usage\n"
+               "(also: the output file exists), 3 bad scenario,\n"
                "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
                "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
@@ -101,6 +112,7 @@ static void sanitize(char *out, size_t size, const char *id)
 /* What `run` was asked for. */
 typedef struct run_args {
     const char *path, *output, *dump;
+    int force; /* --force: an existing results file may be replaced */
     xpb_cli_sets sets;
 } run_args;
 
@@ -115,6 +127,8 @@ static int parse_args(run_args *a, int argc, char **argv, int *rc)
         } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
                    i + 1 < argc) {
             a->output = argv[++i];
+        } else if (strcmp(argv[i], "--force") == 0) {
+            a->force = 1;
         } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
             a->dump = argv[++i];
         } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
@@ -123,7 +137,7 @@ static int parse_args(run_args *a, int argc, char **argv, int *rc)
                 return -1;
             }
         } else if (argv[i][0] == '-' || a->path) {
-            fprintf(stderr, "xpubench run: unexpected argument '%s'\n", argv[i]);
+            xpb_term_line(stderr, "xpubench run: unexpected argument '%s'", argv[i]);
             usage(stderr);
             *rc = XPB_EXIT_USAGE;
             return -1;
@@ -187,28 +201,81 @@ static json_t *new_document(const run_args *a, const xpb_scenario *s, const xpb_
 typedef struct run_outcome {
     int failed;       /* a run's status is "failed" */
     int unsupported;  /* a run was unsupported and its scenario did not allow it */
-    int write_failed; /* the results file could not be written */
+    int write_failed; /* a finished run could not be saved (on any rank: rank 0's failure) */
     int out_of_memory;
+    char unsaved[256];  /* the run that could not be saved (rank 0) */
+    size_t not_started; /* runs not started because of it */
 } run_outcome;
 
-/* Writes the document, noting a failure. */
-static void save(json_t *doc, const char *output, run_outcome *o)
+/* Before the first run, on the rank that writes: creates the results file with no run yet,
+ * marked incomplete, so that a problem with the output location (a directory, a path without
+ * permission, a full disk) stops the invocation before anything runs, and an invocation killed
+ * at any moment leaves a file saying it did not complete. An existing file is never replaced
+ * without --force (nor a directory with it). XPB_INVALID_ARGUMENT when the file exists,
+ * otherwise the status of writing it; err says which, naming the file. */
+static xpb_status open_output(json_t *doc, const char *output, int force, xpb_err *err)
 {
-    xpb_err err = {{0}};
-    if (xpb_results_write(doc, output, &err)) {
-        fprintf(stderr, "xpubench run: writing %s: %s\n", output, err.msg);
-        o->write_failed = 1;
+    struct stat sb;
+    if (lstat(output, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return xpb_err_set(err, XPB_IO_ERROR,
+                           "%s is a directory: name the results file with -o (nothing was run)",
+                           output);
+    if (!force && lstat(output, &sb) == 0) {
+        json_t *old = NULL;
+        xpb_err why = {{0}};
+        char held[96] = "not a results file";
+        if (xpb_results_load(&old, output, &why) == XPB_OK) {
+            size_t n = xpb_results_run_count(old);
+            snprintf(held, sizeof held, "results of %zu run%s, %s", n, n == 1 ? "" : "s",
+                     xpb_results_complete(old) ? "complete" : "incomplete");
+        }
+        json_decref(old);
+        return xpb_err_set(err, XPB_INVALID_ARGUMENT,
+                           "%s exists (%s) and would be replaced: nothing was run. Write to "
+                           "another file (-o FILE), or pass --force to replace it",
+                           output, held);
     }
+    xpb_results_mark_interrupted(doc);
+    xpb_status st =
+        force ? xpb_results_write(doc, output, err) : xpb_results_create(doc, output, err);
+    if (st == XPB_INVALID_ARGUMENT) /* created meanwhile by someone else */
+        xpb_err_prefix(err, "pass --force to replace it (nothing was run)");
+    else if (st != XPB_OK)
+        xpb_err_prefix(err, "cannot write the results file, so nothing was run");
+    return st;
 }
 
-/* Runs every run of the scenario in order until Ctrl-C, rewriting the results file after each
- * one so that a crash loses at most the run in progress. Ranks other than 0 run with rank 0
- * and keep nothing. */
+/* After run `id`: rank 0 rewrites the document; with several ranks every rank learns whether
+ * that worked, so that all stop together when it did not. 0 when saved. */
+static int save(run_outcome *o, json_t *doc, const char *output, const char *id, xpb_parallel *par)
+{
+    xpb_err err = {{0}}, agreed = {{0}};
+    xpb_status st = XPB_OK;
+    if (!par || par->comm.rank == 0)
+        st = xpb_results_write(doc, output, &err);
+    if (par)
+        st = xpb_parallel_agree(par, st, &err, "saving the results", 0, &agreed);
+    if (st == XPB_OK)
+        return 0;
+    if (!par || par->comm.rank == 0) {
+        xpb_term_line(stderr, "xpubench run: run '%s' finished but cannot be saved: %s; stopping",
+                      id, err.msg);
+        snprintf(o->unsaved, sizeof o->unsaved, "%s", id);
+    }
+    o->write_failed = 1;
+    return -1;
+}
+
+/* Runs every run of the scenario in order until Ctrl-C or a run that cannot be saved,
+ * rewriting the results file after each one so that a crash loses at most the run in progress;
+ * the last write of an invocation that ran everything clears the file's incomplete mark. Ranks
+ * other than 0 run with rank 0 and keep nothing. */
 static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xpb_registry *r,
                     const char *output, const char *dump, xpb_parallel *par)
 {
     int writer = !par || par->comm.rank == 0;
-    for (size_t i = 0; i < s->n_runs && !stop_requested; i++) {
+    size_t i = 0;
+    for (; i < s->n_runs && !stop_requested && !o->write_failed; i++) {
         const xpb_run_config *c = &s->runs[i];
         char label[256], dump_dir[4096], safe[256];
         snprintf(label, sizeof label, "[%zu/%zu] %s", i + 1, s->n_runs, c->id);
@@ -251,21 +318,24 @@ static void run_all(run_outcome *o, json_t *doc, const xpb_scenario *s, const xp
         if (writer)
             summary_line(&view);
         xpb_arena_free(&arena);
-        if (!writer) {
+        if (writer) {
+            xpb_results_append_run(doc, run);
+            if (i + 1 == s->n_runs && !stop_requested)
+                xpb_results_mark_complete(doc); /* the last write of a complete invocation */
+            xpb_results_add_comparisons(doc);
+        } else {
             json_decref(run);
-            continue;
         }
-        xpb_results_append_run(doc, run);
-        if (stop_requested)
-            xpb_results_mark_interrupted(doc);
-        xpb_results_add_comparisons(doc);
-        save(doc, output, o);
-        if (!o->write_failed)
-            xpb_guard_epilogue("the %zu finished run%s kept in %s", xpb_results_run_count(doc),
-                               xpb_results_run_count(doc) == 1 ? " is" : "s are", output);
+        if (save(o, doc, output, c->id, par) == 0 && writer)
+            xpb_guard_epilogue("the %zu finished run%s kept in %s%s", xpb_results_run_count(doc),
+                               xpb_results_run_count(doc) == 1 ? " is" : "s are", output,
+                               xpb_results_complete(doc) ? "" : " (marked incomplete)");
     }
-    if (writer && stop_requested && xpb_results_mark_interrupted(doc) && xpb_results_run_count(doc))
-        save(doc, output, o);
+    o->not_started = s->n_runs - i;
+    if (s->n_runs == 0 && writer && !stop_requested) { /* nothing to run: complete at once */
+        xpb_results_mark_complete(doc);
+        save(o, doc, output, "(none)", NULL);
+    }
 }
 
 /* Launched as several ranks: every rank must run the same scenario with the same plugins.
@@ -304,11 +374,25 @@ static int report(const json_t *doc, const char *output, const run_outcome *o)
     printf("\n");
     xpb_results_print_table(stdout, doc);
     xpb_results_print_profiles(stdout, doc, 10, NULL); /* runs with profile: true */
-    if (n_runs && !o->write_failed)
-        printf("\nresults: %s\n", output);
+    if (!o->write_failed) {
+        putchar('\n');
+        xpb_term_line(stdout, "results: %s", output);
+    }
+    if (o->write_failed) { /* what the file lacks, once more at the end */
+        size_t kept = n_runs ? n_runs - 1 : 0;
+        xpb_term_line(stderr,
+                      "xpubench run: NOT SAVED: run '%s' (its row is in the table above) is not in "
+                      "%s, and %zu run%s not started; the file holds the %zu run%s before it and "
+                      "says it is incomplete",
+                      o->unsaved, output, o->not_started, o->not_started == 1 ? " was" : "s were",
+                      kept, kept == 1 ? "" : "s");
+        return XPB_EXIT_FAILURE;
+    }
     if (stop_requested) {
-        fprintf(stderr, "xpubench run: interrupted; %zu finished run%s kept in %s\n", n_runs,
-                n_runs == 1 ? "" : "s", output);
+        xpb_term_line(stderr,
+                      "xpubench run: interrupted; %zu finished run%s kept in %s, which says it is "
+                      "incomplete",
+                      n_runs, n_runs == 1 ? "" : "s", output);
         return XPB_EXIT_INTERRUPTED;
     }
     if (o->out_of_memory || o->failed || o->write_failed)
@@ -321,25 +405,45 @@ static int report(const json_t *doc, const char *output, const run_outcome *o)
     return XPB_EXIT_OK;
 }
 
-/* Loads the scenario and the plugins (agreeing with the other ranks when there are some).
- * XPB_OK, or the exit code in *rc with the message printed. */
-static xpb_status load_all(xpb_scenario **s, xpb_registry **r, const run_args *a, xpb_parallel *par,
-                           int *rc)
+/* What a run invocation works with, from its command line to its results file. */
+typedef struct run_setup {
+    xpb_scenario *s;
+    xpb_registry *r;
+    json_t *doc;        /* the results document (every rank builds one; rank 0 writes it) */
+    const char *output; /* the results file (-o, the scenario's, or default_out) */
+    char default_out[512];
+} run_setup;
+
+/* Loads the scenario and the plugins, builds the results document and (rank 0) creates the
+ * results file, agreeing with the other ranks when there are some. XPB_OK, or the exit code in
+ * *rc with the message printed. */
+static xpb_status prepare(run_setup *su, const run_args *a, xpb_parallel *par, int *rc)
 {
     xpb_err err = {{0}};
-    *r = NULL;
-    xpb_status st = xpb_scenario_load(s, a->path, a->sets.items, a->sets.n, &err);
+    int writer = !par || par->comm.rank == 0;
+    xpb_status st = xpb_scenario_load(&su->s, a->path, a->sets.items, a->sets.n, &err);
     *rc = st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
-    if (st == XPB_OK && !(*r = xpb_cli_registry(par && par->comm.rank != 0))) {
+    if (st == XPB_OK && !(su->r = xpb_cli_registry(!writer))) {
         st = xpb_err_set(&err, XPB_NOT_FOUND, "no plugin could be loaded");
         *rc = XPB_EXIT_PLUGIN;
     }
-    if (st == XPB_OK && (st = xpb_scenario_check_plugins(*s, *r, &err)))
+    if (st == XPB_OK && (st = xpb_scenario_check_plugins(su->s, su->r, &err)))
         *rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
-    if (par && (st = agree_on_scenario(par, st, *s, &err)) && *rc == XPB_EXIT_OK)
+    if (st == XPB_OK) {
+        if (writer)
+            xpb_scenario_warn_backends(su->s, su->r, stderr);
+        su->output = output_path(a, su->s, su->default_out, sizeof su->default_out);
+        if (!(su->doc = new_document(a, su->s, su->r, par))) {
+            st = xpb_err_set(&err, XPB_OUT_OF_MEMORY, "out of memory");
+            *rc = XPB_EXIT_FAILURE;
+        }
+    }
+    if (st == XPB_OK && writer && (st = open_output(su->doc, su->output, a->force, &err)))
+        *rc = st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_FAILURE;
+    if (par && (st = agree_on_scenario(par, st, su->s, &err)) && *rc == XPB_EXIT_OK)
         *rc = XPB_EXIT_INPUT;
     if (st)
-        fprintf(stderr, "xpubench run: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench run: %s", err.msg);
     return st;
 }
 
@@ -353,27 +457,16 @@ int xpb_cli_run(int argc, char **argv)
     }
     xpb_err err = {{0}};
     xpb_parallel *par = NULL;
-    xpb_scenario *s = NULL;
-    xpb_registry *r = NULL;
+    run_setup su = {0};
     if (xpb_parallel_open(&par, &err)) {
-        fprintf(stderr, "xpubench run: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench run: %s", err.msg);
         xpb_cli_sets_free(&a.sets);
         return XPB_EXIT_PLUGIN;
     }
     if (par && par->comm.rank != 0)
         setenv("XPB_NO_PROGRESS", "1", 1); /* one progress bar: rank 0's */
-    if (load_all(&s, &r, &a, par, &rc))
-        goto free_registry;
-    if (!par || par->comm.rank == 0)
-        xpb_scenario_warn_backends(s, r, stderr);
-    char default_out[512];
-    const char *output = output_path(&a, s, default_out, sizeof default_out);
-    json_t *doc = new_document(&a, s, r, par);
-    if (!doc) {
-        fprintf(stderr, "xpubench run: out of memory\n");
-        rc = XPB_EXIT_FAILURE;
-        goto free_registry;
-    }
+    if (prepare(&su, &a, par, &rc))
+        goto free_setup;
 
     struct sigaction sa = {0};
     sa.sa_handler = on_sigint;
@@ -381,19 +474,20 @@ int xpb_cli_run(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     stop_requested = 0;
     if (!par || par->comm.rank == 0)
-        xpb_guard_epilogue("no run had finished");
+        xpb_guard_epilogue("no run had finished; %s holds none and says it is incomplete",
+                           su.output);
     run_outcome o = {0};
-    run_all(&o, doc, s, r, output, a.dump, par);
-    rc = !par || par->comm.rank == 0   ? report(doc, output, &o)
-         : stop_requested              ? XPB_EXIT_INTERRUPTED
-         : o.out_of_memory || o.failed ? XPB_EXIT_FAILURE
-         : o.unsupported               ? XPB_EXIT_UNSUPPORTED
-                                       : XPB_EXIT_OK;
+    run_all(&o, su.doc, su.s, su.r, su.output, a.dump, par);
+    rc = !par || par->comm.rank == 0                     ? report(su.doc, su.output, &o)
+         : stop_requested                                ? XPB_EXIT_INTERRUPTED
+         : o.out_of_memory || o.failed || o.write_failed ? XPB_EXIT_FAILURE
+         : o.unsupported                                 ? XPB_EXIT_UNSUPPORTED
+                                                         : XPB_EXIT_OK;
     signal(SIGINT, SIG_DFL);
-    json_decref(doc);
-free_registry:
-    xpb_registry_free(r);
-    xpb_scenario_free(s);
+free_setup:
+    json_decref(su.doc);
+    xpb_registry_free(su.r);
+    xpb_scenario_free(su.s);
     xpb_cli_sets_free(&a.sets);
     xpb_parallel_close(par);
     return rc;

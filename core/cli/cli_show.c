@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "render/terminal.h"
 #include "results/results.h"
 
 #define SHOW_USAGE "usage: xpubench show RESULTS.json [--profile [--top N]]\n"
@@ -36,7 +37,8 @@ int xpb_cli_show(int argc, char **argv)
             top = (unsigned)v;
             i++;
         } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "xpubench show: unexpected argument '%s'\n" SHOW_USAGE, argv[i]);
+            xpb_term_line(stderr, "xpubench show: unexpected argument '%s'", argv[i]);
+            fputs(SHOW_USAGE, stderr);
             return XPB_EXIT_USAGE;
         } else {
             path = argv[i];
@@ -49,17 +51,20 @@ int xpb_cli_show(int argc, char **argv)
     json_t *doc;
     xpb_err err = {{0}};
     if (xpb_results_load(&doc, path, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench show: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench show: %s", err.msg);
         return XPB_EXIT_INPUT;
     }
     xpb_results_print_table(stdout, doc);
     if (profile) {
         unsigned printed = 0;
         xpb_results_print_profiles(stdout, doc, top, &printed);
-        if (!printed)
-            printf("\nno run in %s has a profile (run with profile: true on a backend that "
-                   "keeps one)\n",
-                   path);
+        if (!printed) {
+            putchar('\n');
+            xpb_term_line(stdout,
+                          "no run in %s has a profile (run with profile: true on a backend that "
+                          "keeps one)",
+                          path);
+        }
     }
     json_decref(doc);
     return XPB_EXIT_OK;

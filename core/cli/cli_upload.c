@@ -11,6 +11,7 @@
 #include "results/results.h"
 #include "publish/spool.h"
 #include "publish/upload.h"
+#include "render/terminal.h"
 
 #define TOKEN_ENV "XPB_UPLOAD_TOKEN"
 #define SERVER_ENV "XPB_UPLOAD_SERVER"
@@ -55,8 +56,9 @@ static int parse_long(long *out, const char *opt, const char *s, long lo, long h
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "xpubench upload: %s expects a whole number from %ld to %ld, got '%s'\n",
-                opt, lo, hi, s);
+        xpb_term_line(stderr,
+                      "xpubench upload: %s expects a whole number from %ld to %ld, got '%s'", opt,
+                      lo, hi, s);
         return 0;
     }
     *out = v;
@@ -116,7 +118,7 @@ static int parse_args(struct upload_cli *c, int argc, char **argv)
                 c->opts.connect_timeout_ms = v * 1000;
             }
         } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "xpubench upload: unknown option '%s'\n", a);
+            xpb_term_line(stderr, "xpubench upload: unknown option '%s'", a);
             usage(stderr);
             return XPB_EXIT_USAGE;
         } else {
@@ -130,7 +132,7 @@ static int parse_args(struct upload_cli *c, int argc, char **argv)
     }
     xpb_err err;
     if (xpb_spool_dir(c->spool, sizeof c->spool, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench upload: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench upload: %s", err.msg);
         return XPB_EXIT_FAILURE;
     }
     return XPB_EXIT_OK;
@@ -147,11 +149,11 @@ static int check_sendable(struct upload_cli *c, const char *server, const char *
         return 0;
     }
     if (!xpb_upload_url_ok(server)) {
-        fprintf(stderr,
-                "xpubench upload: %s is not a usable https:// URL (uploads always go over HTTPS "
-                "with certificate verification; the URL must name a host and hold no spaces or "
-                "control characters)\n",
-                server);
+        xpb_term_line(stderr,
+                      "xpubench upload: %s is not a usable https:// URL (uploads always go over "
+                      "HTTPS with certificate verification; the URL must name a host and hold no "
+                      "spaces or control characters)",
+                      server);
         return 0;
     }
     c->opts.token = getenv(TOKEN_ENV);
@@ -166,7 +168,8 @@ static int check_sendable(struct upload_cli *c, const char *server, const char *
         return 0;
     }
     if (cacert && access(cacert, R_OK) != 0) {
-        fprintf(stderr, "xpubench upload: cannot read CA file %s: %s\n", cacert, strerror(errno));
+        xpb_term_line(stderr, "xpubench upload: cannot read CA file %s: %s", cacert,
+                      strerror(errno));
         return 0;
     }
     return 1;
@@ -189,41 +192,42 @@ static int deliver(struct upload_cli *c, const char *label, const char *path, in
     xpb_status st = xpb_upload_post(&reply, &opts, body, len, key, &err);
     if (st == XPB_OK) {
         if (path && xpb_spool_remove(path, &err) != XPB_OK)
-            fprintf(stderr, "xpubench upload: warning: %s\n", err.msg);
+            xpb_term_line(stderr, "xpubench upload: warning: %s", err.msg);
         const char *what =
             reply.outcome == XPB_UPLOAD_DUPLICATE ? "already on the leaderboard" : "uploaded";
         if (reply.id > 0)
-            printf("%s: %s as submission %lld: %s\n", label, what, reply.id, reply.url);
+            xpb_term_line(stdout, "%s: %s as submission %lld: %s", label, what, reply.id,
+                          reply.url);
         else
-            printf("%s: %s\n", label, what);
+            xpb_term_line(stdout, "%s: %s", label, what);
         return 1;
     }
     if (st == XPB_INVALID_ARGUMENT) {
-        fprintf(stderr, "xpubench upload: %s: %s\n", label, err.msg);
+        xpb_term_line(stderr, "xpubench upload: %s: %s", label, err.msg);
     } else if (reply.outcome == XPB_UPLOAD_REJECTED) {
-        fprintf(stderr, "xpubench upload: %s: rejected by %s (HTTP %ld): %s\n", label, server,
-                reply.http_status, reply.message[0] ? reply.message : "(no reason given)");
+        xpb_term_line(stderr, "xpubench upload: %s: rejected by %s (HTTP %ld): %s", label, server,
+                      reply.http_status, reply.message[0] ? reply.message : "(no reason given)");
         char moved[4096];
         if (path && !from_spool)
             xpb_spool_remove(path, &err);
         else if (path && xpb_spool_reject(moved, sizeof moved, c->spool, path, reply.message,
                                           &err) == XPB_OK)
-            fprintf(stderr, "xpubench upload: %s: kept for reference in %s\n", label, moved);
+            xpb_term_line(stderr, "xpubench upload: %s: kept for reference in %s", label, moved);
         return 0;
     } else if (reply.outcome == XPB_UPLOAD_DENIED) {
-        fprintf(stderr, "xpubench upload: %s: refused by %s (HTTP %ld): %s\n", label, server,
-                reply.http_status, reply.message[0] ? reply.message : "(no reason given)");
+        xpb_term_line(stderr, "xpubench upload: %s: refused by %s (HTTP %ld): %s", label, server,
+                      reply.http_status, reply.message[0] ? reply.message : "(no reason given)");
         if (reply.http_status == 401 || reply.http_status == 403)
             fprintf(stderr, "xpubench upload: check the token in " TOKEN_ENV "\n");
     } else {
-        fprintf(stderr, "xpubench upload: %s: not delivered after %d attempt%s: %s\n", label,
-                reply.attempts, reply.attempts == 1 ? "" : "s", err.msg);
+        xpb_term_line(stderr, "xpubench upload: %s: not delivered after %d attempt%s: %s", label,
+                      reply.attempts, reply.attempts == 1 ? "" : "s", err.msg);
     }
     if (path)
-        fprintf(stderr,
-                "xpubench upload: %s: waiting in the spool (%s); send it later with "
-                "`xpubench upload --flush`\n",
-                label, path);
+        xpb_term_line(stderr,
+                      "xpubench upload: %s: waiting in the spool (%s); send it later with "
+                      "`xpubench upload --flush`",
+                      label, path);
     return 0;
 }
 
@@ -237,7 +241,7 @@ static int upload_files(struct upload_cli *c)
         json_t *doc = NULL;
         xpb_err err;
         if (xpb_results_load(&doc, file, &err) != XPB_OK) {
-            fprintf(stderr, "xpubench upload: %s\n", err.msg);
+            xpb_term_line(stderr, "xpubench upload: %s", err.msg);
             bad_input = 1;
             continue;
         }
@@ -246,7 +250,7 @@ static int upload_files(struct upload_cli *c)
         xpb_status st = xpb_results_canonical(&body, &len, key, doc, &err);
         json_decref(doc);
         if (st != XPB_OK) {
-            fprintf(stderr, "xpubench upload: %s: %s\n", file, err.msg);
+            xpb_term_line(stderr, "xpubench upload: %s: %s", file, err.msg);
             failed = 1;
             continue;
         }
@@ -257,7 +261,8 @@ static int upload_files(struct upload_cli *c)
                               &err) == XPB_OK)
                 spooled = path;
             else
-                fprintf(stderr, "xpubench upload: warning: cannot spool %s: %s\n", file, err.msg);
+                xpb_term_line(stderr, "xpubench upload: warning: cannot spool %s: %s", file,
+                              err.msg);
         }
         if (!deliver(c, file, spooled, 0, c->server, c->cacert, body, len, key))
             failed = 1;
@@ -274,18 +279,19 @@ static int list_spool(struct upload_cli *c)
     size_t n;
     xpb_err err;
     if (xpb_spool_list(&paths, &n, c->spool, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench upload: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench upload: %s", err.msg);
         return XPB_EXIT_FAILURE;
     }
-    printf("spool: %s (%zu waiting)\n", c->spool, n);
+    xpb_term_line(stdout, "spool: %s (%zu waiting)", c->spool, n);
     for (size_t i = 0; i < n; i++) {
         struct xpb_spool_entry e;
         if (xpb_spool_read(&e, paths[i], &err) != XPB_OK) {
-            printf("  %s: %s\n", paths[i], err.msg);
+            xpb_term_line(stdout, "  %s: %s", paths[i], err.msg);
             continue;
         }
-        printf("  %.16s  spooled %s  for %s  (%zu bytes)\n", e.key, e.spooled ? e.spooled : "?",
-               e.server && *e.server ? e.server : "(no server)", e.body_len);
+        xpb_term_line(stdout, "  %.16s  spooled %s  for %s  (%zu bytes)", e.key,
+                      e.spooled ? e.spooled : "?", e.server && *e.server ? e.server : "(no server)",
+                      e.body_len);
         xpb_spool_entry_free(&e);
     }
     xpb_spool_list_free(paths, n);
@@ -298,7 +304,7 @@ static int flush_spool(struct upload_cli *c)
     size_t n;
     xpb_err err;
     if (xpb_spool_list(&paths, &n, c->spool, &err) != XPB_OK) {
-        fprintf(stderr, "xpubench upload: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench upload: %s", err.msg);
         return XPB_EXIT_FAILURE;
     }
     if (n == 0) {
@@ -312,7 +318,7 @@ static int flush_spool(struct upload_cli *c)
     for (size_t i = 0; i < n; i++) {
         struct xpb_spool_entry e;
         if (xpb_spool_read(&e, paths[i], &err) != XPB_OK) {
-            fprintf(stderr, "xpubench upload: %s (left in place)\n", err.msg);
+            xpb_term_line(stderr, "xpubench upload: %s (left in place)", err.msg);
             continue;
         }
         const char *server = c->server ? c->server : (e.server && *e.server ? e.server : NULL);

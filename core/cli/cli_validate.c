@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "render/terminal.h"
 #include "cli/cli_common.h"
 #include "base/names.h"
 #include "scenario/scenario.h"
@@ -46,7 +47,7 @@ int xpb_cli_validate(int argc, char **argv)
     xpb_status st = xpb_scenario_load(&s, path, sets.items, sets.n, &err);
     xpb_cli_sets_free(&sets);
     if (st) {
-        fprintf(stderr, "xpubench validate: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench validate: %s", err.msg);
         return st == XPB_INVALID_ARGUMENT ? XPB_EXIT_USAGE : XPB_EXIT_INPUT;
     }
     xpb_registry *r = xpb_cli_registry(0);
@@ -55,7 +56,7 @@ int xpb_cli_validate(int argc, char **argv)
         return XPB_EXIT_PLUGIN;
     }
     if ((st = xpb_scenario_check_plugins(s, r, &err))) {
-        fprintf(stderr, "xpubench validate: %s\n", err.msg);
+        xpb_term_line(stderr, "xpubench validate: %s", err.msg);
         rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
     } else {
         xpb_scenario_warn_backends(s, r, stderr);

@@ -2,6 +2,7 @@
 #include "compare/compare.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,62 @@ static void fill_row(xpb_diff_row *row, const struct xpb_results_run *old_run,
                      (new_run && new_run->metrics.interference.flagged == 1);
 }
 
+/* Whether `key` is one of list[0..n). */
+static int listed(const char *key, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+/* Adds to c->differing the keys in which `run` differs from the run of `others` that differs
+ * in the fewest keys (the ignored keys aside). */
+static void closest_keys(xpb_diff *c, const struct xpb_results_run *run,
+                         const struct xpb_results_doc *others, const char *const *ignore,
+                         size_t n_ignore)
+{
+    size_t best = SIZE_MAX, best_j = 0;
+    for (size_t j = 0; j < others->n_runs; j++) {
+        size_t n = 0;
+        for (size_t k = 0; xpb_results_config_key(k); k++) {
+            const char *key = xpb_results_config_key(k);
+            n += !listed(key, ignore, n_ignore) &&
+                 !xpb_results_config_same_key(&run->config, &others->runs[j].config, key,
+                                              XPB_CONFIG_V1_DEFAULTS);
+        }
+        if (n < best) {
+            best = n;
+            best_j = j;
+        }
+    }
+    if (best == SIZE_MAX)
+        return;
+    c->repeated += best == 0; /* its configuration is there, paired with another run already */
+    for (size_t k = 0; xpb_results_config_key(k); k++) {
+        const char *key = xpb_results_config_key(k);
+        if (listed(key, ignore, n_ignore) ||
+            xpb_results_config_same_key(&run->config, &others->runs[best_j].config, key,
+                                        XPB_CONFIG_V1_DEFAULTS) ||
+            listed(key, c->differing, c->n_differing) || c->n_differing == XPB_DIFF_MAX_KEYS)
+            continue;
+        c->differing[c->n_differing++] = key;
+    }
+}
+
+/* The keys of c->differing in the schema's order. */
+static void order_keys(xpb_diff *c)
+{
+    size_t n = 0;
+    const char *sorted[XPB_DIFF_MAX_KEYS];
+    for (size_t k = 0; xpb_results_config_key(k); k++)
+        if (listed(xpb_results_config_key(k), c->differing, c->n_differing) &&
+            n < XPB_DIFF_MAX_KEYS)
+            sorted[n++] = xpb_results_config_key(k);
+    memcpy(c->differing, sorted, n * sizeof *sorted);
+    c->n_differing = n;
+}
+
 /* Matches NEW's runs to OLD's in order; marks the OLD runs used in `used`. */
 static void match(xpb_diff *c, char *used, const char *const *ignore, size_t n_ignore)
 {
@@ -134,7 +191,7 @@ static void match(xpb_diff *c, char *used, const char *const *ignore, size_t n_i
 
 xpb_status xpb_diff_docs(xpb_diff *out, const struct xpb_results_doc *old_doc,
                          const struct xpb_results_doc *new_doc, double threshold,
-                         const char *const *ignore, size_t n_ignore)
+                         const char *const *ignore, size_t n_ignore, unsigned flags)
 {
     memset(out, 0, sizeof *out);
     out->old_doc = old_doc;
@@ -156,10 +213,19 @@ xpb_status xpb_diff_docs(xpb_diff *out, const struct xpb_results_doc *old_doc,
     double log_sum = 0;
     size_t pairs = 0;
     for (size_t i = 0; i < out->n; i++) {
-        const xpb_diff_row *row = &out->rows[i];
+        xpb_diff_row *row = &out->rows[i];
+        row->discounted = row->regression && row->disturbed && row->verdict == XPB_DIFF_SLOWER &&
+                          !(flags & XPB_DIFF_COUNT_DISTURBED);
         out->count[row->verdict]++;
-        out->regressions += (size_t)row->regression;
+        out->regressions += (size_t)(row->regression && !row->discounted);
+        out->discounted += (size_t)row->discounted;
         out->disturbed += (size_t)row->disturbed;
+        if (row->verdict == XPB_DIFF_ONLY_NEW)
+            closest_keys(out, row->new_run, old_doc, ignore, n_ignore);
+        else if (row->verdict == XPB_DIFF_ONLY_OLD)
+            closest_keys(out, row->old_run, new_doc, ignore, n_ignore);
+        else
+            out->matched++;
         if (row->change.estimate > 0) {
             log_sum += log(row->change.estimate);
             pairs++;
@@ -167,6 +233,7 @@ xpb_status xpb_diff_docs(xpb_diff *out, const struct xpb_results_doc *old_doc,
     }
     if (pairs)
         out->geomean = exp(log_sum / (double)pairs);
+    order_keys(out);
     return XPB_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "compare/compare.h"
 #include "render/format.h"
+#include "render/terminal.h"
 
 #define N_COLS 5
 #define CELL 192
@@ -61,7 +62,7 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
     if (!row) {
         snprintf(buf, size, "%s", tta && col == 1 ? "old" : tta && col == 2 ? "new" : headers[col]);
     } else if (col == 0) {
-        snprintf(buf, size, "%s", row->id);
+        xpb_term_field(buf, size, row->id); /* from a file: escaped for the terminal */
     } else if (col == 1 || col == 2) {
         throughput_text(buf, size, col == 1 ? row->old_run : row->new_run,
                         col == 1 ? row->old_tp : row->new_tp);
@@ -84,15 +85,32 @@ static void cell_text(char *buf, size_t size, const xpb_diff *c, const xpb_diff_
                  row->regression && row->verdict == XPB_DIFF_SLOWER ? ", beyond " : "",
                  row->regression && row->verdict == XPB_DIFF_SLOWER ? a : "",
                  row->regression && row->verdict == XPB_DIFF_SLOWER ? "%" : "",
-                 row->disturbed ? " !" : "");
+                 row->discounted  ? ", disturbed: compare again"
+                 : row->disturbed ? " !"
+                                  : "");
     }
 }
 
 static void header(FILE *f, const char *what, const char *name, const struct xpb_results_doc *doc)
 {
     const char *scen = doc->scenario.name, *created = doc->created;
-    fprintf(f, "%s: %s (scenario %s, created %s, %zu runs)\n", what, name, scen ? scen : "?",
-            created ? created : "?", doc->n_runs);
+    char n[CELL], s[CELL], c[CELL]; /* escaped for the terminal */
+    fprintf(f, "%s: %s (scenario %s, created %s, %zu runs)\n", what,
+            xpb_term_field(n, sizeof n, name), xpb_term_field(s, sizeof s, scen ? scen : "?"),
+            xpb_term_field(c, sizeof c, created ? created : "?"), doc->n_runs);
+}
+
+/* "batch, threads", "1 with a configuration the other file has fewer times", or both: what
+ * the runs only in one file differ in. */
+static void differing_text(char *buf, size_t size, const xpb_diff *c)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->n_differing && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", c->differing[i]);
+    if (c->repeated && len < size)
+        snprintf(buf + len, size - len, "%s%zu with a configuration the other file has fewer times",
+                 len ? "; " : "", c->repeated);
 }
 
 static void summary(FILE *f, const xpb_diff *c)
@@ -118,19 +136,36 @@ static void summary(FILE *f, const xpb_diff *c)
                        "time - 1, from the converged runs' speeds\n");
             break;
         }
-    size_t matched = c->n - c->count[XPB_DIFF_ONLY_OLD] - c->count[XPB_DIFF_ONLY_NEW];
-    if (matched == 0 && c->n > 0)
-        fprintf(f, "nothing was compared: no run of NEW has the configuration of a run of OLD "
-                   "(--ignore KEY leaves a key that changed on purpose out of the matching)\n");
-    else if (matched < c->n)
-        fprintf(f, "runs only in one file: their configuration differs (--ignore KEY leaves a key "
-                   "that changed on purpose out of the matching)\n");
+    char keys[320];
+    differing_text(keys, sizeof keys, c);
+    if (c->n == 0)
+        fprintf(f, "nothing was compared: neither file has runs\n");
+    else if (c->matched == 0)
+        fprintf(f,
+                "nothing was compared: no run of NEW has the configuration of a run of OLD; the "
+                "closest differ in: %s (--ignore KEY leaves a key that changed on purpose out of "
+                "the matching)\n",
+                keys);
+    else if (c->matched < c->n)
+        fprintf(f,
+                "runs only in one file: their configuration differs from the closest run of the "
+                "other file in: %s (--ignore KEY leaves a key that changed on purpose out of the "
+                "matching)\n",
+                keys);
     if (c->disturbed)
         fprintf(f,
                 "! = %zu run%s disturbed by other processes in OLD or NEW: compare again on a "
                 "quiet machine\n",
                 c->disturbed, c->disturbed == 1 ? " was" : "s were");
-    if (c->regressions)
+    if (c->discounted)
+        fprintf(f,
+                "disturbed: compare again: %zu run%s significantly slower by more than %s%% but "
+                "disturbed, which alone does not fail the comparison (--count-disturbed lets "
+                "it)\n",
+                c->discounted, c->discounted == 1 ? " is" : "s are", t);
+    if (c->matched == 0)
+        fprintf(f, "NOTHING COMPARED: no regression can be ruled out\n");
+    else if (c->regressions)
         fprintf(f,
                 "REGRESSION: %zu run%s significantly slower by more than %s%% or did not "
                 "finish in NEW\n",

@@ -16,7 +16,7 @@ typedef struct rank_word {
 xpb_status xpb_parallel_gather(xpb_parallel *p, const void *send, void *recv, size_t bytes,
                                const char *what, xpb_err *err)
 {
-    xpb_status st = p->mod->allgather(p->comm.ctx, send, recv, bytes, p->timeout_s, what);
+    xpb_status st = p->mod->allgather(p->comm.ctx, send, recv, bytes, p->timeout_s, what, 0);
     if (st != XPB_OK)
         return xpb_err_set(err, st, "rank %u: %s", p->comm.rank, p->comm.last_error(p->comm.ctx));
     return XPB_OK;
@@ -59,11 +59,10 @@ xpb_status xpb_parallel_agree(xpb_parallel *p, xpb_status mine, const xpb_err *m
         p->mod->stop(p->comm.ctx); /* so that no rank stays blocked in a collective */
     }
     snprintf(me.host, sizeof me.host, "%.63s", p->host);
-    double saved = p->timeout_s;
-    if (patient)
-        p->timeout_s = 0;
-    xpb_status st = xpb_parallel_gather(p, &me, all, sizeof me, stage, err);
-    p->timeout_s = saved;
+    xpb_status st =
+        p->mod->allgather(p->comm.ctx, &me, all, sizeof me, p->timeout_s, stage, patient);
+    if (st != XPB_OK)
+        xpb_err_set(err, st, "rank %u: %s", p->comm.rank, p->comm.last_error(p->comm.ctx));
     if (st == XPB_OK) {
         uint8_t *stopped = calloc(p->comm.size, 1);
         int any = 0;
@@ -79,6 +78,11 @@ xpb_status xpb_parallel_agree(xpb_parallel *p, xpb_status mine, const xpb_err *m
     }
     free(all);
     return st;
+}
+
+void xpb_parallel_beat(xpb_parallel *p, int first, const char *what)
+{
+    p->mod->beat(p->comm.ctx, first, what);
 }
 
 xpb_status xpb_parallel_step(xpb_parallel *p, const xpb_step_word *mine, xpb_step_word *all,

@@ -4,7 +4,9 @@
  * tells the others (the module's stop) so that none stays blocked in a collective; after a
  * failure every rank recovers (the module's fault messages are consumed) and the next run
  * starts clean. Each timed step ends with a smaller exchange: every rank's step time, loss and
- * status, and rank 0's decision whether another step follows. */
+ * status, and rank 0's decision whether another step follows. Every exchange has a deadline
+ * (XPB_DP_TIMEOUT): a rank that stops answering ends the job on every rank, named with its
+ * host, whatever the stage (mpi_module.h). */
 #ifndef XPB_CORE_AGREE_H
 #define XPB_CORE_AGREE_H
 
@@ -16,8 +18,9 @@
 /* Every rank's outcome of `stage` ("compile", ...). `mine` and `my_err` are this rank's.
  * XPB_OK when every rank succeeded. Otherwise every rank returns the status of the rank that
  * failed first on its own (not because another stopped), with err "rank R (host H): its
- * message" and how many other ranks failed. `patient`: wait without the timeout (while rank 0
- * alone measures its one-rank baseline). */
+ * message" and how many other ranks failed. `patient`: wait for a rank that works alone
+ * (rank 0 measuring its one-rank baseline) as long as it keeps saying it is alive
+ * (xpb_parallel_beat), the timeout counting from its last word. */
 xpb_status xpb_parallel_agree(xpb_parallel *p, xpb_status mine, const xpb_err *my_err,
                               const char *stage, int patient, xpb_err *err);
 
@@ -38,6 +41,11 @@ typedef struct xpb_step_word {
  * the words' statuses say whether the step did. */
 xpb_status xpb_parallel_step(xpb_parallel *p, const xpb_step_word *mine, xpb_step_word *all,
                              xpb_err *err);
+
+/* While this rank works alone and the others wait for it patiently (`first` when it begins,
+ * then at every stage and step): tells them it is alive, and ends the job naming the rank and
+ * its host when one of them has stopped answering for XPB_DP_TIMEOUT. `what` names the work. */
+void xpb_parallel_beat(xpb_parallel *p, int first, const char *what);
 
 /* Every rank's `bytes` bytes of `send` into `recv` (size x bytes, rank order), for `what`. */
 xpb_status xpb_parallel_gather(xpb_parallel *p, const void *send, void *recv, size_t bytes,

@@ -154,6 +154,13 @@ void xpb_parallel_close(xpb_parallel *p)
 {
     if (!p)
         return;
+    /* One last exchange with the deadline of every other: a rank that stopped answering before
+     * the end is named here, instead of leaving MPI_Finalize waiting for it (which the module's
+     * watchdog would end without a name). */
+    uint8_t mine = 1, *all = calloc(p->comm.size, 1);
+    if (all)
+        p->mod->allgather(p->comm.ctx, &mine, all, 1, p->timeout_s, "the end of the job", 0);
+    free(all);
     p->mod->finalize(p->comm.ctx);
     free(p);
 }

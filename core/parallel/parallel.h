@@ -33,7 +33,9 @@ typedef struct xpb_parallel {
  * module's status). */
 xpb_status xpb_parallel_open(xpb_parallel **out, xpb_err *err);
 
-/* Finalises MPI and frees `p` (the module stays mapped: MPI keeps threads). NULL: nothing. */
+/* Exchanges a last word with every rank (a rank that stopped answering ends the job, named),
+ * finalises MPI and frees `p` (the module stays mapped: MPI keeps threads). NULL: nothing.
+ * Every rank calls it once, at the end. */
 void xpb_parallel_close(xpb_parallel *p);
 
 /* XPB_OK when this build can run data-parallel (its MPI module is where the host looks);

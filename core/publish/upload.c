@@ -12,6 +12,8 @@
 
 #include <curl/curl.h>
 
+#include "render/terminal.h"
+
 /* Bytes of a server answer kept; the rest is dropped (answers are small JSON objects). */
 #define REPLY_MAX_BYTES (64 * 1024)
 
@@ -72,7 +74,9 @@ int xpb_upload_url_ok(const char *url)
 }
 
 /* Copies into reply->message what the server said: the "error" member of a JSON answer, or
- * the start of a text answer. */
+ * the start of a text answer. Whatever a server sends is escaped for the terminal
+ * (render/terminal.h): a hostile server, or a hostile results file quoted back in a 422,
+ * cannot write control sequences to the user's terminal or logs. */
 static void server_message(struct xpb_upload_reply *reply, const struct reply_buf *buf)
 {
     reply->message[0] = '\0';
@@ -85,7 +89,7 @@ static void server_message(struct xpb_upload_reply *reply, const struct reply_bu
     else if (json_is_string(message))
         msg = json_string_value(message);
     if (msg) {
-        snprintf(reply->message, sizeof reply->message, "%s", msg);
+        xpb_term_field(reply->message, sizeof reply->message, msg);
     } else {
         /* a proxy's HTML or text page: its first line, printable characters only */
         size_t j = 0;
@@ -112,7 +116,7 @@ static void parse_created(struct xpb_upload_reply *reply, const struct reply_buf
     if (json_is_integer(id))
         reply->id = json_integer_value(id);
     if (json_is_string(url))
-        snprintf(reply->url, sizeof reply->url, "%s", json_string_value(url));
+        xpb_term_field(reply->url, sizeof reply->url, json_string_value(url));
     if (json_is_true(dup))
         reply->outcome = XPB_UPLOAD_DUPLICATE;
     json_decref(doc);
@@ -288,11 +292,11 @@ static xpb_status classify_answer(struct xpb_upload_reply *reply, struct session
     }
     if (code >= 300 && code < 400) {
         /* never followed: the token must not go to another address unasked */
-        char *where = NULL;
+        char *where = NULL, shown[900];
         curl_easy_getinfo(s->curl, CURLINFO_REDIRECT_URL, &where);
         snprintf(reply->message, sizeof reply->message,
-                 "the server redirects to %.900s; pass that address with --server",
-                 where ? where : "another address");
+                 "the server redirects to %s; pass that address with --server",
+                 where ? xpb_term_field(shown, sizeof shown, where) : "another address");
         reply->outcome = XPB_UPLOAD_DENIED;
     } else if (code >= 500 || code == 429 || code == 408) {
         reply->outcome = code == 429 ? XPB_UPLOAD_DENIED : XPB_UPLOAD_UNREACHABLE;

@@ -50,10 +50,12 @@ enum xpb_upload_outcome {
 
 struct xpb_upload_reply {
     enum xpb_upload_outcome outcome;
-    long http_status;   /* status of the last answer; 0 when no answer came */
-    long long id;       /* submission id (CREATED, DUPLICATE); 0 otherwise */
+    long http_status; /* status of the last answer; 0 when no answer came */
+    long long id;     /* submission id (CREATED, DUPLICATE); 0 otherwise */
+    /* What the server sent is escaped for a terminal (render/terminal.h) in both: */
     char url[1024];     /* submission page the server named (CREATED, DUPLICATE) */
-    char message[1024]; /* what the server said was wrong, or the network error */
+    char message[1024]; /* what the server said was wrong (a redirect: where to), or the
+                           network error */
     int attempts;       /* attempts made */
 };
 

@@ -3,13 +3,14 @@
 
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4) within the n bytes left, or 0 when it is not
- * valid (overlong forms, surrogates and code points above U+10FFFF are invalid). */
-static size_t utf8_len(const unsigned char *s, size_t n_left)
+size_t xpb_utf8_decode(unsigned *cp_out, const char *text, size_t n_left)
 {
+    const unsigned char *s = (const unsigned char *)text;
     unsigned c = s[0];
-    if (c < 0x80)
+    if (c < 0x80) {
+        *cp_out = c;
         return 1;
+    }
     size_t n;
     unsigned cp;
     if (c >= 0xC2 && c <= 0xDF) {
@@ -34,6 +35,7 @@ static size_t utf8_len(const unsigned char *s, size_t n_left)
     if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
         (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
+    *cp_out = cp;
     return n;
 }
 
@@ -75,7 +77,8 @@ void xpb_html_n(struct xpb_text *t, const char *s, size_t n)
         } else if (*p < 0x20 || *p == 0x7F) {
             p++; /* control character: dropped */
         } else {
-            size_t len = utf8_len(p, (size_t)(end - p));
+            unsigned cp;
+            size_t len = xpb_utf8_decode(&cp, (const char *)p, (size_t)(end - p));
             if (len == 0) {
                 xpb_text_puts(t, "\xEF\xBF\xBD");
                 p++;

@@ -26,6 +26,11 @@ void xpb_html_cut(struct xpb_text *t, const char *s, size_t max);
 /* Appends s percent-encoded for a URL query component (everything but A-Z a-z 0-9 - . _ ~). */
 void xpb_url(struct xpb_text *t, const char *s);
 
+/* The length (1..4) of the valid UTF-8 sequence at the start of s, of which n_left bytes may be
+ * read (n_left >= 1), with its code point in *cp; 0 when it is not valid (a stray continuation
+ * byte, a truncated sequence, an overlong form, a surrogate, above U+10FFFF). */
+size_t xpb_utf8_decode(unsigned *cp, const char *s, size_t n_left);
+
 /* The largest length <= max that does not end inside a UTF-8 sequence of s (strlen(s) when
  * that is smaller). */
 size_t xpb_utf8_cut(const char *s, size_t max);

@@ -54,27 +54,29 @@ void xpb_text_putc(struct xpb_text *t, char c)
     xpb_text_add(t, &c, 1);
 }
 
-void xpb_text_printf(struct xpb_text *t, const char *fmt, ...)
+void xpb_text_vprintf(struct xpb_text *t, const char *fmt, va_list ap)
 {
     char small[256];
-    va_list ap;
-    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
     int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
     if (n < 0) {
         t->failed = 1;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
+    } else if ((size_t)n < sizeof small) {
         xpb_text_add(t, small, (size_t)n);
-        return;
+    } else if (reserve(t, (size_t)n)) {
+        vsnprintf(t->data + t->len, (size_t)n + 1, fmt, again);
+        t->len += (size_t)n;
     }
-    if (!reserve(t, (size_t)n))
-        return;
+    va_end(again);
+}
+
+void xpb_text_printf(struct xpb_text *t, const char *fmt, ...)
+{
+    va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->data + t->len, (size_t)n + 1, fmt, ap);
+    xpb_text_vprintf(t, fmt, ap);
     va_end(ap);
-    t->len += (size_t)n;
 }
 
 char *xpb_text_take(struct xpb_text *t, size_t *len_out)

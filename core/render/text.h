@@ -7,6 +7,7 @@
 #ifndef XPB_CORE_RENDER_TEXT_H
 #define XPB_CORE_RENDER_TEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -33,6 +34,10 @@ void xpb_text_putc(struct xpb_text *t, char c);
  * escape.h instead. */
 void xpb_text_printf(struct xpb_text *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* xpb_text_printf with the arguments as a va_list (ap is consumed). */
+void xpb_text_vprintf(struct xpb_text *t, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* Hands the content to the caller (malloc'ed, NUL-terminated, the caller frees it; an empty
  * buffer gives an empty string; NULL when the buffer failed) and empties the buffer (its limit

@@ -1,98 +1,18 @@
-/* Memory and step time against batch size (see report_sections.h and report_sweep.h): for
- * every batch sweep (finished runs of one file that differ only in batch, at least three
- * batches), least-squares polynomials of memory and step time against batch (report_fit.h),
- * the projection to larger batches, a hold-out check of the memory fit (fitted without the
- * largest batch, it predicts that batch), the largest batch that fits the memory budget and
- * where throughput saturates. */
+/* Memory and step time against batch (see report_sections.h and report_sweep.h): for every
+ * batch sweep (finished runs of one file that differ only in batch, at least three batches),
+ * the fits of memory (the backend's plan and the process's growth) and of step time with what
+ * each is worth (R², residual SD, the extrapolation to the largest projected batch), the
+ * hold-out check, the largest batch that fits the memory budget with its band and the memory
+ * it comes from, where throughput saturates (only from a fit that explains its points, of runs
+ * nobody disturbed), a table of measured and projected points, and the charts. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "report/report_batch_chart.h"
-#include "report/report_describe.h"
 #include "report/report_sections.h"
 
-#define DESC                                                                                       \
-    (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_PRECISION | XPB_COL_BACKEND |           \
-     XPB_COL_FUSION | XPB_COL_THREADS)
 #define MIN_BATCHES 3
-#define HOLDOUT_MIN_BATCHES 4
-
-/* The memory every run of the group has: the backend's peak when all report it, else the
- * host's per-run peak when all have it; XPB_RF_COUNT otherwise. */
-static enum xpb_results_field memory_source(const xpb_rgroup *g)
-{
-    static const enum xpb_results_field keys[] = {XPB_RF_DEVICE_PEAK, XPB_RF_HOST_RUN_PEAK};
-    for (size_t k = 0; k < 2; k++) {
-        size_t have = 0;
-        for (size_t i = 0; i < g->n; i++)
-            have += !isnan(xpb_results_field(g->runs[i]->v, keys[k]));
-        if (have == g->n)
-            return keys[k];
-    }
-    return XPB_RF_COUNT;
-}
-
-/* Fits memory on the batches below the largest and predicts the largest. */
-static void holdout(xpb_batch_sweep *w)
-{
-    size_t m = 0;
-    double sum = 0;
-    for (size_t i = 0; i < w->n; i++)
-        if (w->batch[i] < (double)w->hi)
-            m++;
-        else
-            sum += w->memory[i];
-    xpb_fit f;
-    if (w->group->distinct < HOLDOUT_MIN_BATCHES ||
-        xpb_fit_poly(&f, w->batch, w->memory, m, XPB_FIT_MAX_DEGREE) != XPB_OK)
-        return; /* the points are sorted by batch: the first m are the smaller batches */
-    w->have_holdout = 1;
-    w->holdout_batch = w->hi;
-    w->holdout_predicted = xpb_fit_eval(&f, (double)w->hi);
-    w->holdout_measured = sum / (double)(w->n - m);
-}
-
-static xpb_status analyse(xpb_report *r, xpb_batch_sweep *w, const xpb_rgroup *g)
-{
-    memset(w, 0, sizeof *w);
-    w->group = g;
-    w->n = g->n;
-    w->label = xpb_rrun_label(r, g->runs[0], DESC);
-    w->batch = xpb_arena_alloc(&r->arena, 3 * g->n * sizeof *w->batch);
-    if (!w->batch || !w->label)
-        return XPB_OUT_OF_MEMORY;
-    w->memory = w->batch + g->n;
-    w->step = w->batch + 2 * g->n;
-    w->memory_key = memory_source(g);
-    w->lo = g->runs[0]->batch;
-    w->hi = g->runs[g->n - 1]->batch;
-    size_t steps = 0;
-    for (size_t i = 0; i < g->n; i++) {
-        double p50 = g->runs[i]->v->metrics.step_time_s.p50;
-        w->batch[i] = (double)g->runs[i]->batch;
-        w->memory[i] = xpb_results_field(g->runs[i]->v, w->memory_key); /* NaN for none */
-        w->step[i] = p50;
-        steps += !isnan(p50);
-    }
-    w->have_memory =
-        w->memory_key != XPB_RF_COUNT &&
-        xpb_fit_poly(&w->memory_fit, w->batch, w->memory, w->n, XPB_FIT_MAX_DEGREE) == XPB_OK;
-    if (w->have_memory)
-        holdout(w);
-    int64_t mem = r->views[g->runs[0]->doc].environment.memory_bytes;
-    w->budget = r->opts.memory_budget_bytes > 0 ? r->opts.memory_budget_bytes
-                : mem != XPB_RESULTS_NO_INT     ? (double)mem
-                                                : 0;
-    w->largest = w->have_memory && w->budget > 0
-                     ? xpb_fit_largest_within(&w->memory_fit, w->budget, XPB_BATCH_LIMIT)
-                     : -1;
-    w->have_step = steps == w->n && xpb_fit_poly(&w->step_fit, w->batch, w->step, w->n,
-                                                 XPB_FIT_MAX_DEGREE) == XPB_OK;
-    w->have_saturation =
-        w->have_step && xpb_fit_saturation(&w->saturation, &w->step_fit, w->lo, w->hi) == XPB_OK;
-    return XPB_OK;
-}
 
 /* The fitted polynomial as text in display units, "28.06 + 2.081·b" (b: the batch); an arena
  * string (NULL when out of memory). */
@@ -115,170 +35,240 @@ static const char *formula(xpb_report *r, const xpb_fit *f, xpb_unit unit)
     return xpb_arena_strdup(&r->arena, buf);
 }
 
-/* A table of one fit of every sweep that has it: the sweep's label, then the columns
- * headers[0..n_headers) that `row` fills. */
-typedef struct fits_table {
-    const char *suffix, *title, *note;
-    const char *const *headers;
-    size_t n_headers;
-    int (*has)(const xpb_batch_sweep *w);
-    void (*row)(xpb_report *r, xpb_report_cell *c, const xpb_batch_sweep *w);
-} fits_table;
-
-static xpb_status fits(xpb_report *r, xpb_report_section *s, const fits_table *f,
-                       const xpb_batch_sweep *ws, size_t n)
+/* A derived amount (memory, time) with the fit's band at x as its interval, not below 0. */
+static void banded_cell(xpb_report_cell *c, const xpb_fit *f, double x, xpb_unit unit)
 {
-    const char *headers[1 + 16] = {"sweep"};
-    memcpy(headers + 1, f->headers, f->n_headers * sizeof *headers);
-    xpb_report_table *t =
-        xpb_report_table_new(r, s, f->suffix, f->title, headers, 1 + f->n_headers);
+    double v = xpb_fit_eval(f, x), band = xpb_fit_band(f, x);
+    xpb_cell_number(c, v, unit, NULL);
+    if (isfinite(band)) {
+        c->lo = fmax(v - band, 0);
+        c->hi = v + band;
+    }
+}
+
+/* What every fit says of itself: degree, how it was chosen, R², residual SD, the formula and
+ * the fit at the largest projected batch with its band and how far that extrapolates. */
+static void fit_cells(xpb_report *r, xpb_report_cell *c, const xpb_fit *f, long hi, xpb_unit unit)
+{
+    double far = (double)(hi * XPB_BATCH_PROJECTION);
+    xpb_cell_number(&c[0], f->degree, XPB_UNIT_COUNT, NULL);
+    xpb_cell_text(&c[1], f->rule == XPB_FIT_AICC ? "AICc" : "line unless rejected");
+    xpb_cell_number(&c[2], f->r2, XPB_UNIT_NONE, NULL);
+    xpb_cell_number(&c[3], f->resid_sd, unit, NULL);
+    xpb_cell_text(&c[4], formula(r, f, unit));
+    banded_cell(&c[5], f, far, unit);
+    xpb_cell_number(&c[6], xpb_fit_extrapolation(f, far), XPB_UNIT_COUNT, NULL);
+}
+
+#define FIT_COLS 7
+#define MAX_COLS 20
+
+/* A table of fits titled `title` with `note` under it: the columns lead[0..n_lead), the fit's
+ * (fit_cells, in `unit`, "MiB" or "ms"), then more[0..n_more). NULL when out of memory. */
+static xpb_report_table *fits_table(xpb_report *r, xpb_report_section *s, const char *suffix,
+                                    const char *title, const char *note, const char *const *lead,
+                                    size_t n_lead, const char *unit, const char *const *more,
+                                    size_t n_more)
+{
+    const char *headers[MAX_COLS];
+    size_t n = 0;
+    for (size_t i = 0; i < n_lead; i++)
+        headers[n++] = lead[i];
+    headers[n++] = "degree";
+    headers[n++] = "chosen by";
+    headers[n++] = "R²";
+    headers[n++] = xpb_arena_printf(&r->arena, "residual SD %s", unit);
+    headers[n++] = xpb_arena_printf(&r->arena, "fit %s (b = batch)", unit);
+    headers[n++] = xpb_arena_printf(&r->arena, "%s at 4× the largest batch", unit);
+    headers[n++] = "extrapolation ×";
+    for (size_t i = 0; i < n_more; i++)
+        headers[n++] = more[i];
+    for (size_t i = 0; i < n; i++)
+        if (!headers[i])
+            return NULL;
+    xpb_report_table *t = xpb_report_table_new(r, s, suffix, title, headers, n);
+    if (t)
+        t->note = note;
+    return t;
+}
+
+/* The memory table: a row per sweep and memory (plan, process). */
+static xpb_status memory_table(xpb_report *r, xpb_report_section *s, const xpb_batch_sweep *ws,
+                               size_t n)
+{
+    static const char *const lead[] = {"sweep", "memory"};
+    static const char *const more[] = {"hold-out batch", "predicted MiB", "measured MiB",
+                                       "error %",        "budget GiB",    "largest batch that fits",
+                                       "decides"};
+    xpb_report_table *t = fits_table(
+        r, s, "memory", "Memory against batch: the fits",
+        "backend plan: the backend's peak (device_peak_bytes); process: how much the process "
+        "grew during the run (host_run_peak_bytes, without the first run of a backend in "
+        "the file, which also pays one-time costs); a line unless the data reject it; "
+        "[brackets]: the 95% band, which widens beyond the measured batches; hold-out: "
+        "the fit without the largest batch, predicting it; largest batch that fits: where "
+        "the fit (its band's edges in brackets) first exceeds the budget; decides: the "
+        "memory that allows the fewest samples, which the largest batch comes from",
+        lead, 2, "MiB", more, 7);
     if (!t)
         return XPB_OUT_OF_MEMORY;
-    t->note = f->note;
     for (size_t i = 0; i < n; i++) {
-        if (!f->has(&ws[i]))
-            continue;
-        xpb_report_cell *c = xpb_report_row(r, t);
-        if (!c)
-            return XPB_OUT_OF_MEMORY;
-        xpb_cell_text(c, ws[i].label);
-        f->row(r, c + 1, &ws[i]);
+        const xpb_sweep_memory *ms[2] = {&ws[i].plan, &ws[i].process};
+        for (int k = 0; k < 2; k++) {
+            const xpb_sweep_memory *m = ms[k];
+            if (!m->have)
+                continue;
+            xpb_report_cell *c = xpb_report_row(r, t);
+            if (!c)
+                return XPB_OUT_OF_MEMORY;
+            xpb_cell_text(&c[0], ws[i].label);
+            xpb_cell_text(&c[1], m->name);
+            fit_cells(r, c + 2, &m->fit, ws[i].hi, XPB_UNIT_MIB);
+            c += 2 + FIT_COLS;
+            if (m->have_holdout) {
+                xpb_cell_number(&c[0], (double)m->holdout_batch, XPB_UNIT_COUNT, NULL);
+                xpb_cell_number(&c[1], m->holdout_predicted, XPB_UNIT_MIB, NULL);
+                xpb_cell_number(&c[2], m->holdout_measured, XPB_UNIT_MIB, NULL);
+                xpb_cell_number(&c[3], m->holdout_predicted / m->holdout_measured - 1,
+                                XPB_UNIT_PERCENT, NULL);
+            }
+            if (ws[i].budget > 0)
+                xpb_cell_number(&c[4], ws[i].budget, XPB_UNIT_GIB, NULL);
+            if (m->largest == XPB_BATCH_LIMIT) {
+                xpb_cell_text(&c[5], "65536 or more");
+            } else if (m->largest >= 0) {
+                xpb_cell_number(&c[5], (double)m->largest, XPB_UNIT_COUNT, NULL);
+                c[5].lo = (double)m->largest_lo;
+                c[5].hi = (double)m->largest_hi;
+            } else {
+                xpb_cell_text(&c[5], xpb_arena_printf(&r->arena, "none: %s", m->no_conclusion));
+            }
+            xpb_cell_text(&c[6], ws[i].decides == m ? "yes" : "no");
+        }
     }
     return XPB_OK;
 }
 
-static int has_memory(const xpb_batch_sweep *w)
+/* The step-time table: a row per sweep. */
+static xpb_status step_table(xpb_report *r, xpb_report_section *s, const xpb_batch_sweep *ws,
+                             size_t n)
 {
-    return w->have_memory;
-}
-
-static void memory_row(xpb_report *r, xpb_report_cell *c, const xpb_batch_sweep *w)
-{
-    xpb_cell_text(&c[0], w->memory_key == XPB_RF_DEVICE_PEAK ? "backend peak" : "host run peak");
-    xpb_cell_number(&c[1], w->memory_fit.degree, XPB_UNIT_COUNT, NULL);
-    xpb_cell_number(&c[2], w->memory_fit.r2, XPB_UNIT_NONE, NULL);
-    xpb_cell_text(&c[3], formula(r, &w->memory_fit, XPB_UNIT_MIB));
-    xpb_cell_number(&c[4], w->memory_fit.loo_rmse, XPB_UNIT_MIB, NULL);
-    if (w->have_holdout) {
-        xpb_cell_number(&c[5], (double)w->holdout_batch, XPB_UNIT_COUNT, NULL);
-        xpb_cell_number(&c[6], w->holdout_predicted, XPB_UNIT_MIB, NULL);
-        xpb_cell_number(&c[7], w->holdout_measured, XPB_UNIT_MIB, NULL);
-        xpb_cell_number(&c[8], w->holdout_predicted / w->holdout_measured - 1, XPB_UNIT_PERCENT,
-                        NULL);
+    static const char *const lead[] = {"sweep"};
+    static const char *const more[] = {"saturates at batch", "best samples/s (fit)",
+                                       "last doubling gained %", "throughput"};
+    xpb_report_table *t = fits_table(
+        r, s, "step", "Step time against batch: the fits",
+        "fitted on the median step times, degree by AICc; throughput = batch / fitted step "
+        "time; saturates at: the smallest measured-range batch reaching 90% of the best "
+        "fitted throughput; saturated when doubling the largest batch's half gained under "
+        "5%; no conclusion from a fit with R² under 0.9 or from runs other processes "
+        "disturbed",
+        lead, 1, "ms", more, 4);
+    if (!t)
+        return XPB_OUT_OF_MEMORY;
+    for (size_t i = 0; i < n; i++) {
+        const xpb_batch_sweep *w = &ws[i];
+        if (!w->have_step)
+            continue;
+        xpb_report_cell *c = xpb_report_row(r, t);
+        if (!c)
+            return XPB_OUT_OF_MEMORY;
+        xpb_cell_text(&c[0], w->label);
+        fit_cells(r, c + 1, &w->step_fit, w->hi, XPB_UNIT_MS);
+        c += 1 + FIT_COLS;
+        if (!w->have_saturation) {
+            xpb_cell_text(&c[3], w->no_conclusion);
+            continue;
+        }
+        xpb_cell_number(&c[0], (double)w->saturation.batch, XPB_UNIT_COUNT, NULL);
+        xpb_cell_number(&c[1], w->saturation.best, XPB_UNIT_RATE, NULL);
+        xpb_cell_number(&c[2], w->saturation.last_gain, XPB_UNIT_PERCENT, NULL);
+        xpb_cell_text(&c[3], w->saturation.saturated ? "saturated" : "still rising");
     }
-    if (w->budget > 0)
-        xpb_cell_number(&c[9], w->budget, XPB_UNIT_GIB, NULL);
-    if (w->largest == XPB_BATCH_LIMIT)
-        xpb_cell_text(&c[10], "65536 or more");
-    else if (w->largest >= 0)
-        xpb_cell_number(&c[10], (double)w->largest, XPB_UNIT_COUNT, NULL);
+    return XPB_OK;
 }
 
-static int has_step(const xpb_batch_sweep *w)
-{
-    return w->have_step;
-}
-
-static void step_row(xpb_report *r, xpb_report_cell *c, const xpb_batch_sweep *w)
-{
-    xpb_cell_number(&c[0], w->step_fit.degree, XPB_UNIT_COUNT, NULL);
-    xpb_cell_number(&c[1], w->step_fit.r2, XPB_UNIT_NONE, NULL);
-    xpb_cell_text(&c[2], formula(r, &w->step_fit, XPB_UNIT_MS));
-    if (!w->have_saturation)
-        return;
-    xpb_cell_number(&c[3], (double)w->saturation.batch, XPB_UNIT_COUNT, NULL);
-    xpb_cell_number(&c[4], w->saturation.best, XPB_UNIT_RATE, NULL);
-    xpb_cell_number(&c[5], w->saturation.last_gain, XPB_UNIT_PERCENT, NULL);
-    xpb_cell_text(&c[6], w->saturation.saturated ? "saturated" : "still rising");
-}
-
-static const char *const memory_headers[] = {"memory",
-                                             "degree",
-                                             "R²",
-                                             "fit MiB (b = batch)",
-                                             "LOO error MiB",
-                                             "hold-out batch",
-                                             "predicted MiB",
-                                             "measured MiB",
-                                             "error %",
-                                             "budget GiB",
-                                             "largest batch that fits"};
-
-static const fits_table memory_fits = {
-    "memory",
-    "Memory against batch: the fits",
-    "degree chosen by leave-one-out error (LOO error: the RMS error predicting each point from "
-    "the others); hold-out: the fit without the largest batch, predicting it; largest batch that "
-    "fits: where the fitted memory first exceeds the budget",
-    memory_headers,
-    sizeof memory_headers / sizeof memory_headers[0],
-    has_memory,
-    memory_row};
-
-static const char *const step_headers[] = {"degree",
-                                           "R²",
-                                           "fit ms (b = batch)",
-                                           "saturates at batch",
-                                           "best samples/s (fit)",
-                                           "last doubling gained %",
-                                           "throughput"};
-
-static const fits_table step_fits = {
-    "step",
-    "Step time against batch: the fits",
-    "fitted on the median step times; throughput = batch / fitted step time; saturates at: the "
-    "smallest measured-range batch reaching 90% of the best fitted throughput; saturated when "
-    "doubling the largest batch's half gained under 5%",
-    step_headers,
-    sizeof step_headers / sizeof step_headers[0],
-    has_step,
-    step_row};
-
-/* One row of a sweep's points: measured (run) or projected (run NULL, at batch b). */
+/* One row of a sweep's points: measured (run, its index i) or projected (run NULL, batch b). */
 static xpb_status point_row(xpb_report *r, xpb_report_table *t, const xpb_batch_sweep *w,
-                            const xpb_rrun *run, double b)
+                            const xpb_rrun *run, size_t i, double b)
 {
     xpb_report_cell *c = xpb_report_row(r, t);
     if (!c)
         return XPB_OUT_OF_MEMORY;
-    xpb_cell_text(&c[0], run ? "measured" : "projection");
+    const xpb_sweep_memory *ms[2] = {&w->plan, &w->process};
+    int left_out = run && ms[1]->have && ms[1]->left_out == run->batch && isnan(ms[1]->y[i]);
+    xpb_cell_text(&c[0], !run       ? "projection"
+                         : left_out ? "measured (process not fitted: the first run of its "
+                                      "backend in the file, which pays one-time costs)"
+                                    : "measured");
     if (run) {
         xpb_rrun_cell(r, &c[1], run, XPB_RF_BATCH, XPB_UNIT_COUNT);
-        if (w->memory_key != XPB_RF_COUNT)
-            xpb_rrun_cell(r, &c[2], run, w->memory_key, XPB_UNIT_MIB);
-        xpb_rrun_cell(r, &c[4], run, XPB_RF_STEP_P50, XPB_UNIT_MS);
-        xpb_rrun_throughput_cell(r, &c[6], run);
+        for (int k = 0; k < 2; k++)
+            xpb_rrun_cell(r, &c[2 + 2 * k], run, ms[k]->key, XPB_UNIT_MIB);
+        xpb_rrun_cell(r, &c[6], run, XPB_RF_STEP_P50, XPB_UNIT_MS);
+        xpb_rrun_throughput_cell(r, &c[8], run);
     } else {
         xpb_cell_number(&c[1], b, XPB_UNIT_COUNT, NULL);
+        xpb_cell_number(&c[9], b / (double)w->hi, XPB_UNIT_COUNT, NULL);
     }
-    if (w->have_memory)
-        xpb_cell_number(&c[3], xpb_fit_eval(&w->memory_fit, b), XPB_UNIT_MIB, NULL);
+    for (int k = 0; k < 2; k++)
+        if (ms[k]->have)
+            banded_cell(&c[3 + 2 * k], &ms[k]->fit, b, XPB_UNIT_MIB);
     if (w->have_step)
-        xpb_cell_number(&c[5], xpb_fit_eval(&w->step_fit, b), XPB_UNIT_MS, NULL);
+        banded_cell(&c[7], &w->step_fit, b, XPB_UNIT_MS);
     return XPB_OK;
 }
 
 static xpb_status points_table(xpb_report *r, xpb_report_section *s, const xpb_batch_sweep *w,
                                size_t index)
 {
-    static const char *const headers[] = {"point",  "batch",     "memory MiB", "fitted MiB",
-                                          "p50 ms", "fitted ms", "samples/s"};
+    static const char *const headers[] = {
+        "point",  "batch",     "plan MiB",  "fitted plan MiB", "process MiB", "fitted process MiB",
+        "p50 ms", "fitted ms", "samples/s", "extrapolation ×"};
     xpb_report_table *t =
         xpb_report_table_new(r, s, xpb_arena_printf(&r->arena, "points-%zu", index),
-                             xpb_arena_printf(&r->arena, "Batch sweep: %s", w->label), headers, 7);
+                             xpb_arena_printf(&r->arena, "Batch sweep: %s", w->label), headers, 10);
     if (!t)
         return XPB_OUT_OF_MEMORY;
-    t->note = w->memory_key == XPB_RF_DEVICE_PEAK ? "memory: the backend's peak (device_peak_bytes)"
-              : w->memory_key == XPB_RF_HOST_RUN_PEAK
-                  ? "memory: the run's own host memory (host_run_peak_bytes)"
-                  : "memory: not reported for every run, no fit";
+    t->note = "plan: the backend's peak (device_peak_bytes); process: the process's growth during "
+              "the run (host_run_peak_bytes); fitted values with their 95% band in brackets; "
+              "extrapolation: the batch over the largest measured one";
     for (size_t i = 0; i < w->n; i++)
-        if (point_row(r, t, w, w->group->runs[i], w->batch[i]) != XPB_OK)
+        if (point_row(r, t, w, w->group->runs[i], i, w->batch[i]) != XPB_OK)
             return XPB_OUT_OF_MEMORY;
-    for (long b = 2 * w->hi; b <= 4 * w->hi && b <= XPB_BATCH_LIMIT; b *= 2)
-        if (point_row(r, t, w, NULL, (double)b) != XPB_OK)
+    for (long b = 2 * w->hi; b <= XPB_BATCH_PROJECTION * w->hi && b <= XPB_BATCH_LIMIT; b *= 2)
+        if (point_row(r, t, w, NULL, 0, (double)b) != XPB_OK)
             return XPB_OUT_OF_MEMORY;
     return XPB_OK;
+}
+
+/* A paragraph per sweep with a conclusion on memory: the largest batch that fits, from
+ * which memory, and what the other memory would allow. */
+static xpb_status largest_text(xpb_report *r, xpb_report_section *s, const xpb_batch_sweep *w)
+{
+    const xpb_sweep_memory *d = w->decides, *other = d == &w->plan ? &w->process : &w->plan;
+    if (!d)
+        return XPB_OK;
+    char gib[48];
+    xpb_report_format_value(gib, sizeof gib, w->budget, XPB_UNIT_GIB);
+    const char *rest =
+        other->largest >= 0 ? xpb_arena_printf(&r->arena, "; the %s alone would allow %ld",
+                                               other->name, other->largest)
+        : other->have       ? xpb_arena_printf(&r->arena, "; the %s: %s", other->name,
+                                         other->no_conclusion ? other->no_conclusion : "-")
+        : d == &w->plan ? "; the process's growth was not measured for every run, and a process "
+                          "needs more than its backend's plan"
+                        : "";
+    if (!rest)
+        return XPB_OUT_OF_MEMORY;
+    return xpb_report_text(r, s,
+                           "%s: the largest batch that fits %s GiB is %ld (%ld to %ld by the "
+                           "fit's band, %.0f times the largest measured batch), from the %s%s.",
+                           w->label, gib, d->largest, d->largest_lo, d->largest_hi,
+                           (double)d->largest / (double)w->hi,
+                           d == &w->process ? "process's growth (host_run_peak_bytes)"
+                                            : "backend's plan (device_peak_bytes)",
+                           rest);
 }
 
 xpb_status xpb_report_batch(xpb_report *r)
@@ -298,11 +288,13 @@ xpb_status xpb_report_batch(xpb_report *r)
     if (!ws)
         return XPB_OUT_OF_MEMORY;
     for (size_t i = 0; i < n; i++)
-        if (analyse(r, &ws[i], &groups[i]) != XPB_OK)
+        if (xpb_batch_sweep_analyse(r, &ws[i], &groups[i]) != XPB_OK)
             return XPB_OUT_OF_MEMORY;
-    xpb_status st = fits(r, s, &memory_fits, ws, n);
+    xpb_status st = memory_table(r, s, ws, n);
+    for (size_t i = 0; st == XPB_OK && i < n; i++)
+        st = largest_text(r, s, &ws[i]);
     if (st == XPB_OK)
-        st = fits(r, s, &step_fits, ws, n);
+        st = step_table(r, s, ws, n);
     for (size_t i = 0; st == XPB_OK && i < n; i++) {
         st = points_table(r, s, &ws[i], i);
         if (st == XPB_OK)

@@ -80,6 +80,19 @@ static void xy_series(struct xpb_text *t, const xpb_chart *c, const xpb_chart_se
 {
     double sx = xpb_unit_scale(c->x_unit), sy = xpb_unit_scale(c->y_unit);
     const char *color = xpb_svg_palette[s->color % XPB_SVG_COLORS];
+    if (s->style & XPB_SERIES_BAND) { /* lo forwards, then hi backwards: one closed shape */
+        xpb_text_printf(t, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"",
+                        color);
+        for (size_t i = 0; i < 2 * s->n; i++) {
+            size_t k = i < s->n ? i : 2 * s->n - 1 - i;
+            double x = xpb_axis_map(ax, s->x[k] * sx);
+            double y = xpb_axis_map(ay, (i < s->n ? s->lo[k] : s->hi[k]) * sy);
+            if (isfinite(x) && isfinite(y))
+                xpb_text_printf(t, "%.1f,%.1f ", x, y);
+        }
+        xpb_text_puts(t, "\"/>");
+        return;
+    }
     if (s->style & XPB_SERIES_LINE) {
         xpb_text_printf(t, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
                         color, s->style & XPB_SERIES_DASHED ? " stroke-dasharray=\"7 5\"" : "");
@@ -110,6 +123,11 @@ static void xy_legend(struct xpb_text *t, const xpb_chart *c, double x, double y
     for (size_t i = 0; i < c->n_series; i++, y += 18) {
         const xpb_chart_series *s = &c->series[i];
         const char *color = xpb_svg_palette[s->color % XPB_SVG_COLORS];
+        if (s->style & XPB_SERIES_BAND)
+            xpb_text_printf(t,
+                            "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"10\" fill=\"%s\" "
+                            "fill-opacity=\"0.18\"/>",
+                            x, y - 5, color);
         if (s->style & XPB_SERIES_LINE)
             xpb_text_printf(t, "<path d=\"M%.1f %.1fh22\" stroke=\"%s\" stroke-width=\"2\"%s/>", x,
                             y, color,
@@ -138,8 +156,10 @@ static void xy_chart(struct xpb_text *t, const xpb_chart *c)
                         ax.p0, y, ax.p1);
         xpb_svg_text(t, ax.p1 - 4, y - 5, "end", c->hline_label ? c->hline_label : "", 30);
     }
-    for (size_t i = 0; i < c->n_series; i++)
-        xy_series(t, c, &c->series[i], &ax, &ay);
+    for (int bands = 1; bands >= 0; bands--) /* bands first, under the lines and points */
+        for (size_t i = 0; i < c->n_series; i++)
+            if (!(c->series[i].style & XPB_SERIES_BAND) == !bands)
+                xy_series(t, c, &c->series[i], &ax, &ay);
     xy_legend(t, c, XY_LEFT, bottom + XY_AXIS + XY_LEGEND / 2);
     xpb_svg_close(t, c->note);
 }

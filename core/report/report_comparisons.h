@@ -20,7 +20,8 @@ xpb_status xpb_rcmps_of(xpb_report *r, const char *kind, xpb_rcmp **out, size_t 
 /* The comparison's speedup with its 95% interval and significance, as the file says; for a
  * comparison without an interval in the file (version 1) the speedup and its interval are
  * computed from the two runs' repeats the way version 2 does (xpb_results_speedup), flagged
- * XPB_CELL_RECOMPUTED with no source. Flagged when either run was disturbed. */
+ * XPB_CELL_RECOMPUTED with no source. Flagged when either run was disturbed. The flags are added
+ * to c's: c must start from xpb_cell_empty() or be a row's cell. */
 void xpb_rcmp_speedup_cell(xpb_report *r, xpb_report_cell *c, const xpb_rcmp *k);
 
 #endif

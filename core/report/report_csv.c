@@ -5,22 +5,42 @@
  * column. */
 #include <string.h>
 
+#include "render/terminal.h"
 #include "report/report_cells.h"
 #include "report/report_writers.h"
 
-static void csv_field(struct xpb_text *out, const char *s)
+/* One field (RFC 4180): quoted when it holds a comma, a quote, CR or LF (quotes doubled).
+ * `text` is what came from the files or was written around it (titles, headers, text cells):
+ * its control characters, bidirectional overrides and invalid UTF-8 become visible escapes
+ * (render/terminal.h), and when it starts with = + - @ tab or CR a single quote goes in front
+ * and the field is quoted (OWASP's rule against CSV injection: a spreadsheet takes it as text,
+ * never as a formula). The numbers the report formatted itself pass as they are (a negative
+ * number stays a number). */
+static void csv_field(struct xpb_text *out, const char *s, int text)
 {
-    if (s && strpbrk(s, ",\"\r\n") == NULL) {
+    struct xpb_text shown = {0};
+    if (text) {
+        xpb_term_escape(&shown, s, s ? strlen(s) : 0, 0);
+        if (shown.failed)
+            out->failed = 1;
+        s = shown.data ? shown.data : "";
+    }
+    int formula = text && s && s[0] && strchr("=+-@\t\r", s[0]);
+    if (s && !formula && strpbrk(s, ",\"\r\n") == NULL) {
         xpb_text_puts(out, s);
+        xpb_text_free(&shown);
         return;
     }
     xpb_text_putc(out, '"');
+    if (formula)
+        xpb_text_putc(out, '\'');
     for (; s && *s; s++) {
         if (*s == '"')
             xpb_text_putc(out, '"');
         xpb_text_putc(out, *s);
     }
     xpb_text_putc(out, '"');
+    xpb_text_free(&shown);
 }
 
 static void column_extras(const xpb_report_table *t, size_t c, int *intervals, int *marks)
@@ -42,19 +62,19 @@ static void header_line(struct xpb_text *out, const xpb_report_table *t)
         int iv, marks;
         column_extras(t, c, &iv, &marks);
         xpb_text_puts(out, c ? "," : "");
-        csv_field(out, t->headers[c]);
+        csv_field(out, t->headers[c], 1);
         if (iv) {
             snprintf(name, sizeof name, "%s ci95 low", t->headers[c]);
             xpb_text_putc(out, ',');
-            csv_field(out, name);
+            csv_field(out, name, 1);
             snprintf(name, sizeof name, "%s ci95 high", t->headers[c]);
             xpb_text_putc(out, ',');
-            csv_field(out, name);
+            csv_field(out, name, 1);
         }
         if (marks) {
             snprintf(name, sizeof name, "%s marks", t->headers[c]);
             xpb_text_putc(out, ',');
-            csv_field(out, name);
+            csv_field(out, name, 1);
         }
     }
     xpb_text_puts(out, "\r\n");
@@ -72,13 +92,13 @@ static void row_line(struct xpb_text *out, const xpb_report_table *t, size_t row
             xpb_report_cell_number(text, sizeof text, cell, 0);
         else
             snprintf(text, sizeof text, "%s", cell->kind == XPB_CELL_TEXT ? cell->text : "");
-        csv_field(out, text);
+        csv_field(out, text, cell->kind != XPB_CELL_NUMBER);
         for (int end = 1; iv && end <= 2; end++) {
             text[0] = '\0';
             if (xpb_cell_has_interval(cell))
                 xpb_report_cell_number(text, sizeof text, cell, end);
             xpb_text_putc(out, ',');
-            csv_field(out, text);
+            csv_field(out, text, 0);
         }
         if (marks) {
             snprintf(text, sizeof text, "%s%s%s",
@@ -89,7 +109,7 @@ static void row_line(struct xpb_text *out, const xpb_report_table *t, size_t row
             if (len)
                 text[len - 1] = '\0';
             xpb_text_putc(out, ',');
-            csv_field(out, cell->kind == XPB_CELL_NUMBER ? text : "");
+            csv_field(out, cell->kind == XPB_CELL_NUMBER ? text : "", 0);
         }
     }
     xpb_text_puts(out, "\r\n");
@@ -105,7 +125,7 @@ void xpb_report_write_csv(struct xpb_text *out, const xpb_report *r)
                 continue;
             char title[512];
             snprintf(title, sizeof title, "%s: %s", s->title, t->title);
-            csv_field(out, title);
+            csv_field(out, title, 1);
             xpb_text_puts(out, "\r\n");
             header_line(out, t);
             for (size_t row = 0; row < t->n_rows; row++)

@@ -73,8 +73,12 @@ static void desc_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run, un
     case XPB_COL_FUSED:
         xpb_cell_text(c, fused_text(run));
         break;
-    case XPB_COL_FUSION:
-        xpb_cell_text(c, run->fusion == 1 ? "on" : run->fusion == 0 ? "off" : "-");
+    case XPB_COL_FUSION: /* as fused_text: the setting means nothing to a backend that never fuses
+                          */
+        xpb_cell_text(c, run->fuses == 0    ? "n/a"
+                         : run->fusion == 1 ? "on"
+                         : run->fusion == 0 ? "off"
+                                            : "-");
         break;
     case XPB_COL_THREADS:
         if (run->threads == 0) {
@@ -126,7 +130,10 @@ const char *xpb_rrun_label(xpb_report *r, const xpb_rrun *run, unsigned cols)
             break;
         case XPB_COL_FUSED:
         case XPB_COL_FUSION:
-            snprintf(part, sizeof part, "%s", run->fusion == 1 ? "fused" : "unfused");
+            snprintf(part, sizeof part, "%s",
+                     run->fuses == 0    ? "fusion n/a"
+                     : run->fusion == 1 ? "fused"
+                                        : "unfused");
             break;
         default:
             if (run->threads > 0)

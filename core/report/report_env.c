@@ -154,7 +154,10 @@ static const char *row_text(xpb_report *r, size_t d, row_id row)
                : v->scenario.has_baseline ? "the fastest CPU backend of each comparison"
                                           : "cpu_ref (version-1 file)";
     case ROW_COMPLETE:
-        return v->interrupted == 1 ? "no: interrupted (Ctrl-C) before every run finished" : "yes";
+        return v->interrupted == 1
+                   ? "no: the invocation did not finish every run (stopped, killed, "
+                     "crashed or still running)"
+                   : "yes";
     case ROW_OS:
         return e->os;
     case ROW_KERNEL:

@@ -1,7 +1,7 @@
 /* Fused against unfused runs (see report_sections.h): per configuration the two throughputs,
- * the speedup with its interval and the step time fusion saves (the study's "latency fusion
- * saves"), and, where both runs were profiled (profile: true), where the step goes by op kind
- * in each: a table and a stacked bar chart. */
+ * the speedup with its interval and the step time fusion saves with its interval and marks (the
+ * study's "latency fusion saves"), and, where both runs were profiled (profile: true), where the
+ * step goes by op kind in each: a table and a stacked bar chart. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,21 @@ typedef struct kind_sum {
     double seconds[2];      /* per step */
 } kind_sum;
 
+/* The step time fusion saves, 1 - 1 / speedup, with the speedup's interval and marks (not
+ * significant, recomputed, disturbed). */
+static void saving_cell(xpb_report_cell *c, const xpb_report_cell *speedup)
+{
+    if (speedup->kind != XPB_CELL_NUMBER || !(speedup->v > 0))
+        return;
+    xpb_cell_number(c, 1 - 1 / speedup->v, XPB_UNIT_PERCENT, NULL);
+    if (xpb_cell_has_interval(speedup) && speedup->lo > 0) {
+        c->lo = 1 - 1 / speedup->lo;
+        c->hi = 1 - 1 / speedup->hi;
+    }
+    c->flags |=
+        speedup->flags & (XPB_CELL_NOT_SIGNIFICANT | XPB_CELL_RECOMPUTED | XPB_CELL_FLAGGED);
+}
+
 static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rcmp *cmps, size_t n)
 {
     const char *headers[9 + 6];
@@ -32,7 +47,9 @@ static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rc
         xpb_report_table_new(r, s, "table", "Fused against unfused", headers, nd + 6);
     if (!t)
         return XPB_OUT_OF_MEMORY;
-    t->note = "step time saved = 1 - fused p50 / unfused p50 (median step times)";
+    t->note = "step time saved = 1 - 1 / speedup: the share of the mean step time fusion saves "
+              "(mean step time = batch / throughput), with the speedup's 95% interval from the "
+              "repeats; n.s. = no significant saving; ! = a run other processes disturbed";
     for (size_t i = 0; i < n; i++) {
         xpb_report_cell *c = xpb_report_row(r, t);
         if (!c)
@@ -43,9 +60,7 @@ static xpb_status pairs_table(xpb_report *r, xpb_report_section *s, const xpb_rc
         xpb_rcmp_speedup_cell(r, &c[nd + 2], &cmps[i]);
         xpb_rrun_cell(r, &c[nd + 3], cmps[i].base, XPB_RF_STEP_P50, XPB_UNIT_MS);
         xpb_rrun_cell(r, &c[nd + 4], cmps[i].cand, XPB_RF_STEP_P50, XPB_UNIT_MS);
-        if (c[nd + 3].kind == XPB_CELL_NUMBER && c[nd + 4].kind == XPB_CELL_NUMBER &&
-            c[nd + 3].v > 0)
-            xpb_cell_number(&c[nd + 5], 1 - c[nd + 4].v / c[nd + 3].v, XPB_UNIT_PERCENT, NULL);
+        saving_cell(&c[nd + 5], &c[nd + 2]);
     }
     return XPB_OK;
 }

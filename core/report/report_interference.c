@@ -1,5 +1,6 @@
 /* Interference (see report_sections.h): the runs during which other processes took more than
- * a few percent of the machine (metrics.interference.flagged), whose numbers are not their own. */
+ * a few percent of what they needed of their own CPUs (metrics.interference.flagged), whose
+ * numbers are not their own. */
 #include <math.h>
 #include <string.h>
 
@@ -20,8 +21,9 @@ static xpb_status flagged_table(xpb_report *r, xpb_report_section *s)
     xpb_report_table *t = xpb_report_table_new(r, s, "flagged", "Disturbed runs", headers, nd + 4);
     if (!t)
         return XPB_OUT_OF_MEMORY;
-    t->note = "others = CPU time other processes took during the timed steps, as a share of the "
-              "machine (flagged above 5%); steal = the part a hypervisor gave to other guests";
+    t->note = "others = CPU time other processes took during the timed steps of what the run "
+              "needed of its own CPUs (its affinity set, as many CPUs as it has threads; "
+              "flagged above 5%); steal = the part a hypervisor gave to other guests";
     for (size_t i = 0; i < r->runs->n; i++) {
         const xpb_rrun *run = &r->runs->items[i];
         if (!run->flagged)
@@ -72,8 +74,8 @@ xpb_status xpb_report_interference(xpb_report *r)
                              "and runs of files older than schema version 2 do not record it).");
     else if (flagged == 0)
         st = xpb_report_text(r, s,
-                             "No run was disturbed: other processes took at most %s%% of the "
-                             "machine during any run's timed steps (%zu runs measured).",
+                             "No run was disturbed: other processes took at most %s%% of what a "
+                             "run needed of its CPUs during its timed steps (%zu runs measured).",
                              most_text, measured);
     else
         st = xpb_report_text(r, s,

@@ -3,17 +3,31 @@
  * a pointer to the HTML report that draws them. */
 #include <string.h>
 
+#include "render/terminal.h"
 #include "report/report_cells.h"
 #include "report/report_writers.h"
 
-/* Text of a table cell or paragraph: pipes and backslashes escaped, newlines as spaces. */
+/* Text of a table cell or paragraph, as Markdown shows it and nothing more: control characters,
+ * bidirectional overrides and invalid UTF-8 as visible escapes (render/terminal.h), newlines as
+ * spaces, & < > as character references (raw HTML in a file stays text: a renderer never sees
+ * a tag), and the characters Markdown gives meaning to (| of table cells, \ * _ ` of emphasis
+ * and code, the ] of a link or image before its "(" or "[") escaped with a backslash. */
 static void md_escape(struct xpb_text *out, const char *s)
 {
-    for (; s && *s; s++) {
-        if (*s == '|' || *s == '\\' || *s == '*' || *s == '_' || *s == '`')
-            xpb_text_putc(out, '\\');
-        xpb_text_putc(out, *s == '\n' ? ' ' : *s);
+    struct xpb_text shown = {0};
+    xpb_term_escape(&shown, s, s ? strlen(s) : 0, XPB_TERM_LAYOUT);
+    if (shown.failed)
+        out->failed = 1;
+    for (const char *p = shown.data; p && *p; p++) {
+        if (*p == '&' || *p == '<' || *p == '>') {
+            xpb_text_puts(out, *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : "&gt;");
+            continue;
+        }
+        if (strchr("|\\*_`", *p) || (*p == ']' && (p[1] == '(' || p[1] == '[')))
+            xpb_text_putc(out, '\\'); /* "\](" is no link, no image */
+        xpb_text_putc(out, *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p);
     }
+    xpb_text_free(&shown);
 }
 
 static void md_table(struct xpb_text *out, const xpb_report_table *t)

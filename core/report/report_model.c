@@ -79,7 +79,7 @@ xpb_report_cell *xpb_report_row(xpb_report *r, xpb_report_table *t)
     }
     xpb_report_cell *row = t->cells + t->n_rows * t->n_cols;
     for (size_t i = 0; i < t->n_cols; i++)
-        row[i] = (xpb_report_cell){.kind = XPB_CELL_EMPTY, .v = NAN, .lo = NAN, .hi = NAN};
+        row[i] = xpb_cell_empty();
     t->n_rows++;
     return row;
 }
@@ -151,6 +151,11 @@ struct xpb_svg_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *l
     b->values = values;
     b->lo = b->hi = NAN;
     return b->label ? b : NULL;
+}
+
+xpb_report_cell xpb_cell_empty(void)
+{
+    return (xpb_report_cell){.kind = XPB_CELL_EMPTY, .v = NAN, .lo = NAN, .hi = NAN};
 }
 
 void xpb_cell_text(xpb_report_cell *c, const char *text)

@@ -63,6 +63,8 @@ enum {
     XPB_SERIES_POINTS = 1u << 0, /* markers at the points */
     XPB_SERIES_LINE = 1u << 1,   /* a line through them */
     XPB_SERIES_DASHED = 1u << 2, /* the line dashed (a projection) */
+    XPB_SERIES_BAND = 1u << 3,   /* a shaded band between lo and hi at every point (a fit's
+                                    95% band), drawn under the lines */
 };
 
 typedef struct xpb_chart_series {
@@ -162,7 +164,14 @@ xpb_status xpb_chart_point(xpb_report *r, xpb_chart_series *s, double x, double 
 /* A new bar of `c` with c->n_segments values (zeroed) and no whiskers; NULL when out of memory. */
 struct xpb_svg_bar *xpb_chart_bar_new(xpb_report *r, xpb_chart *c, const char *label);
 
-/* ---- cells ---- */
+/* ---- cells ----
+ * The setters below fill only their own fields (kind, value, unit, source): the flags, the
+ * interval of a text cell and the title stay as they were, so a cell must start from
+ * xpb_cell_empty() (xpb_report_row's cells do). A cell declared on the stack and filled by a
+ * setter alone carries whatever the stack held in its flags. */
+
+/* An empty cell: no value, no interval (NaN), no flags, no text, no source. */
+xpb_report_cell xpb_cell_empty(void);
 
 void xpb_cell_text(xpb_report_cell *c, const char *text);
 

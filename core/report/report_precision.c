@@ -9,6 +9,7 @@
 #include "report/report_describe.h"
 #include "report/report_sections.h"
 
+#define OVERLAP_SHARE 0.005 /* of the chart's range: closer than a line is wide */
 #define DESC                                                                                       \
     (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_MODE | XPB_COL_BATCH | XPB_COL_BACKEND |               \
      XPB_COL_FUSION | XPB_COL_THREADS)
@@ -65,6 +66,36 @@ static int add_series(xpb_report *r, xpb_chart *c, const xpb_rrun *run, int colo
     return (int)s->n;
 }
 
+/* Says so when the two curves of c lie on each other (every common step within
+ * OVERLAP_SHARE of the range the chart shows), so that a reader does not take the one on top
+ * for the only one. XPB_OUT_OF_MEMORY or XPB_OK. */
+static xpb_status overlap_note(xpb_report *r, xpb_chart *c)
+{
+    const xpb_chart_series *a = &c->series[0], *b = &c->series[1];
+    double lo = INFINITY, hi = -INFINITY, most = 0;
+    size_t common = 0;
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < c->series[s].n; i++) {
+            lo = fmin(lo, c->series[s].y[i]);
+            hi = fmax(hi, c->series[s].y[i]);
+        }
+    for (size_t i = 0; i < a->n; i++)
+        for (size_t j = 0; j < b->n; j++)
+            if (a->x[i] == b->x[j]) {
+                most = fmax(most, fabs(a->y[i] - b->y[j]));
+                common++;
+            }
+    if (common == 0 || most > OVERLAP_SHARE * (hi - lo))
+        return XPB_OK;
+    char diff[48];
+    xpb_report_format_number(diff, sizeof diff, most);
+    c->note = xpb_arena_printf(&r->arena,
+                               "the two curves coincide (at most %s apart at %zu common steps): "
+                               "the dashed %s line lies on the %s one",
+                               diff, common, b->label, a->label);
+    return c->note ? XPB_OK : XPB_OUT_OF_MEMORY;
+}
+
 static xpb_status loss_chart(xpb_report *r, xpb_report_section *s, const xpb_rcmp *k, size_t i)
 {
     const char *label = xpb_rrun_label(r, k->cand, DESC);
@@ -83,6 +114,8 @@ static xpb_status loss_chart(xpb_report *r, xpb_report_section *s, const xpb_rcm
         return XPB_OUT_OF_MEMORY;
     if (na == 0 && nb == 0)
         c->note = "no loss series in the file (version 1, or a program without a loss)";
+    else if (na > 0 && nb > 0)
+        return overlap_note(r, c);
     return XPB_OK;
 }
 

@@ -82,6 +82,13 @@ static xpb_status speedup_table(xpb_report *r, xpb_report_section *s, const shap
         if (!c)
             return XPB_OUT_OF_MEMORY;
         xpb_rrun_desc_cells(r, c, base, DESC);
+        for (size_t k = 0; k < nd; k++) /* a row is a configuration of several backends */
+            if (strcmp(headers[k], "fusion") == 0 && base->fuses == 0)
+                xpb_cell_text(&c[k], xpb_arena_printf(&r->arena, "n/a for %s, %s for the others",
+                                                      base->backend,
+                                                      base->fusion == 1   ? "on"
+                                                      : base->fusion == 0 ? "off"
+                                                                          : "-"));
         xpb_cell_text(&c[nd], base->backend);
         xpb_rrun_throughput_cell(r, &c[nd + 1], base);
         for (size_t b = 0; b < sh->n_backends; b++) {
@@ -110,7 +117,7 @@ static xpb_status speedup_chart(xpb_report *r, xpb_report_section *s, const xpb_
     c->x_log10 = 1;
     c->ref = 1;
     for (size_t i = 0; i < n; i++) {
-        xpb_report_cell cell;
+        xpb_report_cell cell = xpb_cell_empty();
         xpb_rcmp_speedup_cell(r, &cell, &cmps[i]);
         if (cell.kind != XPB_CELL_NUMBER)
             continue;

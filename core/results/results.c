@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/atomic_file.h"
+#include "results/json_shape.h"
 
 #ifndef XPB_VERSION
 #define XPB_VERSION "0.0.0" /* the build defines it from the project version */
@@ -77,6 +78,16 @@ int xpb_results_mark_interrupted(json_t *doc)
     return json_object_set_new(doc, "interrupted", json_true()) == 0;
 }
 
+void xpb_results_mark_complete(json_t *doc)
+{
+    json_object_del(doc, "interrupted");
+}
+
+int xpb_results_complete(const json_t *doc)
+{
+    return !json_is_true(json_object_get(doc, "interrupted"));
+}
+
 xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *version)
 {
     json_t *libraries = json_object_get(json_object_get(doc, "environment"), "libraries");
@@ -86,7 +97,31 @@ xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *ve
                                                                            : XPB_OUT_OF_MEMORY;
 }
 
-xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
+/* XPB_OK when `len` bytes of JSON `text` keep to the limits of results_limits.h; otherwise
+ * XPB_PARSE_ERROR (`verb` "has" for a file read, "not written: it would hold" for one being
+ * written) with what the limit is and what the text has. */
+static xpb_status within_limits(const char *text, size_t len, const char *path, const char *verb,
+                                xpb_err *err)
+{
+    struct xpb_json_shape shape;
+    xpb_json_shape(&shape, text, len);
+    if (shape.nodes > XPB_RESULTS_MAX_NODES)
+        return xpb_err_set(err, XPB_PARSE_ERROR,
+                           "%s: %s %zu values and keys, more than the %d a results file may hold "
+                           "(the leaderboard's limit too): split the runs into several files",
+                           path, verb, shape.nodes, XPB_RESULTS_MAX_NODES);
+    if (shape.depth > XPB_RESULTS_MAX_DEPTH)
+        return xpb_err_set(err, XPB_PARSE_ERROR,
+                           "%s: %s values nested %zu levels deep, deeper than the %d a results "
+                           "file may nest (\"extra\" objects included; the leaderboard's limit "
+                           "too)",
+                           path, verb, shape.depth, XPB_RESULTS_MAX_DEPTH);
+    return XPB_OK;
+}
+
+/* Validates `doc` and writes it to `path`, replacing what is there (`replace`) or only where
+ * nothing is (xpb_atomic_create). */
+static xpb_status write_document(const json_t *doc, const char *path, int replace, xpb_err *err)
 {
     xpb_status st = xpb_results_validate(doc, err);
     if (st != XPB_OK) {
@@ -112,6 +147,8 @@ xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
         goto free_ordered;
     }
     size_t len = strlen(text);
+    if ((st = within_limits(text, len, path, "not written: it would hold", err)) != XPB_OK)
+        goto free_text;
     char *with_newline = realloc(text, len + 2);
     if (!with_newline) {
         st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "%s: out of memory", path);
@@ -120,12 +157,23 @@ xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
     text = with_newline;
     text[len] = '\n';
     text[len + 1] = '\0';
-    st = xpb_atomic_write(path, text, len + 1, err);
+    st = replace ? xpb_atomic_write(path, text, len + 1, err)
+                 : xpb_atomic_create(path, text, len + 1, err);
 free_text:
     free(text);
 free_ordered:
     json_decref(ordered);
     return st;
+}
+
+xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err)
+{
+    return write_document(doc, path, 1, err);
+}
+
+xpb_status xpb_results_create(const json_t *doc, const char *path, xpb_err *err)
+{
+    return write_document(doc, path, 0, err);
 }
 
 /* Reads at most limit bytes of f into a malloc'ed buffer; *too_big when there is more. */
@@ -202,6 +250,11 @@ xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err)
                            XPB_RESULTS_MAX_BYTES >> 20);
     }
 
+    /* measured before it is parsed: a tree is never built for a file beyond the limits */
+    if ((st = within_limits(buf, len, path, "has", err)) != XPB_OK) {
+        free(buf);
+        return st;
+    }
     json_error_t jerr;
     json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     free(buf);

@@ -12,10 +12,8 @@
 #include "base/errmsg.h"
 #include "results/comparisons.h"
 #include "results/interval.h"
+#include "results/results_limits.h"
 #include "results/results_validate.h"
-
-/* Largest results file xpb_results_load accepts. */
-#define XPB_RESULTS_MAX_BYTES (64u * 1024u * 1024u)
 
 /* A new document holding "schema", "schema_version", "tool" {name, version}, "created" (now,
  * UTC, "YYYY-MM-DDTHH:MM:SSZ"), an empty "environment" object and empty "runs" and
@@ -31,9 +29,17 @@ xpb_status xpb_results_append_run(json_t *doc, json_t *run);
 /* How many runs doc's "runs" holds (0 when it has none). */
 size_t xpb_results_run_count(const json_t *doc);
 
-/* Marks doc "interrupted": true. Returns 1 when it was not marked before, 0 when it was (or
- * when out of memory). */
+/* Marks doc "interrupted": true: the invocation that writes it has not finished every run (it
+ * is still running, or it was stopped, killed or crashed). `xpubench run` writes its document
+ * marked from the first write on and clears the mark only in its last write. Returns 1 when
+ * it was not marked before, 0 when it was (or when out of memory). */
 int xpb_results_mark_interrupted(json_t *doc);
+
+/* Removes the mark: every run of the invocation finished. */
+void xpb_results_mark_complete(json_t *doc);
+
+/* 1 when doc does not carry the mark (its invocation finished every run), else 0. */
+int xpb_results_complete(const json_t *doc);
 
 /* Adds library `name` at `version` (copied) to doc's environment.libraries, replacing one of
  * that name. XPB_INVALID_ARGUMENT when doc has no environment.libraries object,
@@ -44,16 +50,23 @@ xpb_status xpb_results_add_library(json_t *doc, const char *name, const char *ve
  * every other object in insertion order, reals with 17 significant digits so that they read
  * back identical, final newline) and writes it to `path` atomically (xpb_atomic_write:
  * parent directories are created, an old file is replaced only by a complete new one).
- * Returns XPB_PARSE_ERROR (invalid document; nothing written), XPB_OUT_OF_MEMORY or the status
- * of xpb_atomic_write. */
+ * Returns XPB_PARSE_ERROR (invalid document, or beyond a limit of results_limits.h, which no
+ * reader would accept; nothing written), XPB_OUT_OF_MEMORY or the status of xpb_atomic_write. */
 xpb_status xpb_results_write(const json_t *doc, const char *path, xpb_err *err);
 
-/* Reads `path` (at most XPB_RESULTS_MAX_BYTES), parses it strictly (duplicate keys rejected)
- * and validates it. On success *out is a new reference owned by the caller (json_decref);
- * on failure *out is NULL. Errors, all naming the file:
+/* xpb_results_write that never replaces a file: the document appears at `path` complete, or
+ * XPB_INVALID_ARGUMENT when something is there already ("<path>: exists already"; nothing
+ * written), as xpb_atomic_create. */
+xpb_status xpb_results_create(const json_t *doc, const char *path, xpb_err *err);
+
+/* Reads `path` (at most XPB_RESULTS_MAX_BYTES), measures it (at most XPB_RESULTS_MAX_NODES
+ * values and keys, XPB_RESULTS_MAX_DEPTH levels: refused before a tree is built), parses it
+ * strictly (duplicate keys rejected) and validates it. On success *out is a new reference
+ * owned by the caller (json_decref); on failure *out is NULL. Errors, all naming the file:
  *   XPB_IO_ERROR     cannot open or read ("results.json: cannot open: No such file ...")
- *   XPB_PARSE_ERROR  not JSON ("results.json:3:14: ..."), too large, or invalid against the
- *                    schema ("results.json: runs[0].id: ...") */
+ *   XPB_PARSE_ERROR  not JSON ("results.json:3:14: ..."), beyond a limit (saying the limit and
+ *                    what the file has), or invalid against the schema
+ *                    ("results.json: runs[0].id: ...") */
 xpb_status xpb_results_load(json_t **out, const char *path, xpb_err *err);
 
 /* Prints the human summary of `doc` to `f`: a table with one row per run (id, status,

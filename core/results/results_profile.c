@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/terminal.h"
 #include "results/view.h"
 
 typedef struct kind_sum {
@@ -121,30 +122,40 @@ static xpb_status print_one(FILE *f, const struct xpb_results_run *run, unsigned
     qsort(kinds, n_kinds, sizeof *kinds, kind_by_ms_desc);
     qsort(ops, n_ops, sizeof *ops, by_ms_desc);
     const struct xpb_results_config *cfg = &run->config;
+    char id[160], backend[160], precision[160], op[160], layer[160]; /* escaped (terminal.h) */
     fprintf(f,
             "\nprofile of %s (%s, %s, fusion %s): %.3f ms per step in the backend's kernels, "
             "%zu ops, %zu fused into others\n",
-            str_or(run->id, "-"), str_or(cfg->backend, "-"), str_or(cfg->precision, "-"),
+            xpb_term_field(id, sizeof id, str_or(run->id, "-")),
+            xpb_term_field(backend, sizeof backend, str_or(cfg->backend, "-")),
+            xpb_term_field(precision, sizeof precision, str_or(cfg->precision, "-")),
             cfg->fusion == 0 ? "off" : "on", total, n_ops, n_fused);
     fprintf(f, "  %-26s %5s %6s %10s %7s\n", "by op kind", "ops", "fused", "ms/step", "share");
     for (size_t k = 0; k < n_kinds; k++)
-        fprintf(f, "  %-26s %5u %6u %10.3f %6.1f%%\n", kinds[k].op, kinds[k].ops, kinds[k].fused,
-                kinds[k].ms, total > 0 ? 100.0 * kinds[k].ms / total : 0.0);
+        fprintf(f, "  %-26s %5u %6u %10.3f %6.1f%%\n", xpb_term_field(op, sizeof op, kinds[k].op),
+                kinds[k].ops, kinds[k].fused, kinds[k].ms,
+                total > 0 ? 100.0 * kinds[k].ms / total : 0.0);
     if (top > 0 && n_ops > 0) {
         roof r = run_roof(run);
-        char cells[96];
+        char cells[96], src1[128], src2[128];
         if (isfinite(r.peak) && isfinite(r.bandwidth))
             fprintf(f,
                     "  roofline: peak %.1f GFLOP/s (%s), memory %.2f GB/s (%s), ridge %.2f "
                     "FLOP/byte\n",
-                    r.peak * 1e-9, str_or(run->device.peak_flops_source, "the backend's"),
-                    r.bandwidth * 1e-9, str_or(run->device.memory_bandwidth_source, "measured"),
+                    r.peak * 1e-9,
+                    xpb_term_field(src1, sizeof src1,
+                                   str_or(run->device.peak_flops_source, "the backend's")),
+                    r.bandwidth * 1e-9,
+                    xpb_term_field(src2, sizeof src2,
+                                   str_or(run->device.memory_bandwidth_source, "measured")),
                     r.peak / r.bandwidth);
         fprintf(f, "  %-26s %-24s %10s %7s %9s %8s %8s %-8s %6s\n", "slowest ops", "layer",
                 "ms/step", "share", "GFLOP/s", "GB/s", "FLOP/B", "bound", "roof");
         for (size_t i = 0; i < n_ops && i < top && ops[i].ms > 0; i++) {
             roof_cells(cells, sizeof cells, &ops[i], &r);
-            fprintf(f, "  %-26s %-24s %10.3f %6.1f%% %s\n", ops[i].op, ops[i].layer, ops[i].ms,
+            fprintf(f, "  %-26s %-24s %10.3f %6.1f%% %s\n",
+                    xpb_term_field(op, sizeof op, ops[i].op),
+                    xpb_term_field(layer, sizeof layer, ops[i].layer), ops[i].ms,
                     total > 0 ? 100.0 * ops[i].ms / total : 0.0, cells);
         }
         fprintf(f, "  GFLOP/s and GB/s: the op's FLOPs and least bytes per call over its time; "

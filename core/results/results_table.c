@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "render/terminal.h"
 #include "results/tta_table.h"
 #include "results/view.h"
 
@@ -152,9 +153,10 @@ static const char *fused_text(const struct xpb_results_run *run)
     return run->config.fusion == 1 ? "yes" : run->config.fusion == 0 ? "no" : "-";
 }
 
-/* The text of column `col` for `run` (or the header when run is NULL) of document `v`. */
-static void format_cell(char *buf, size_t size, const struct xpb_results_run *run, int col,
-                        const struct xpb_results_doc *v)
+/* The text of column `col` for `run` (or the header when run is NULL) of document `v`, as the
+ * file has it. */
+static void format_raw(char *buf, size_t size, const struct xpb_results_run *run, int col,
+                       const struct xpb_results_doc *v)
 {
     if (!run) {
         snprintf(buf, size, "%s", headers[col]);
@@ -257,6 +259,15 @@ static void format_cell(char *buf, size_t size, const struct xpb_results_run *ru
     }
 }
 
+/* format_raw with the strings of the file escaped for the terminal (render/terminal.h). */
+static void format_cell(char *buf, size_t size, const struct xpb_results_run *run, int col,
+                        const struct xpb_results_doc *v)
+{
+    char raw[CELL];
+    format_raw(raw, sizeof raw, run, col, v);
+    xpb_term_field(buf, size, raw);
+}
+
 /* One table line: the shown cells padded to `width` (0: hidden), two spaces apart, no trailing
  * blanks. */
 static void print_row(FILE *f, const struct xpb_results_run *run, const size_t *width,
@@ -330,8 +341,8 @@ static void print_runs(FILE *f, const struct xpb_results_doc *v)
         flagged += v->runs[r].metrics.interference.flagged == 1;
     if (flagged)
         fprintf(f,
-                "others %% = CPU time other processes took during the timed steps, as a share "
-                "of the machine; ! = %d run%s disturbed by them: %s numbers are not %s own\n",
+                "others %% = CPU time other processes took during the timed steps of what the run "
+                "needed of its CPUs; ! = %d run%s disturbed by them: %s numbers are not %s own\n",
                 flagged, flagged == 1 ? " was" : "s were", flagged == 1 ? "its" : "their",
                 flagged == 1 ? "its" : "their");
     fprintf(f, "step times in ms; cv = coefficient of variation of step times; threads auto = "
@@ -366,11 +377,12 @@ static void print_comparisons(FILE *f, const struct xpb_results_doc *v)
     if (n == 0)
         return;
     int wk = 4, wc = 9, wb = 8;
+    char kind[CELL], cand[CELL], base[CELL];
     for (size_t i = 0; i < n; i++) {
         const struct xpb_results_comparison *c = &v->comparisons[i];
-        int k = (int)strlen(str_or_dash(c->kind));
-        int cd = (int)strlen(str_or_dash(c->candidate));
-        int b = (int)strlen(str_or_dash(c->baseline));
+        int k = (int)strlen(xpb_term_field(kind, sizeof kind, str_or_dash(c->kind)));
+        int cd = (int)strlen(xpb_term_field(cand, sizeof cand, str_or_dash(c->candidate)));
+        int b = (int)strlen(xpb_term_field(base, sizeof base, str_or_dash(c->baseline)));
         wk = k > wk ? k : wk;
         wc = cd > wc ? cd : wc;
         wb = b > wb ? b : wb;
@@ -382,8 +394,10 @@ static void print_comparisons(FILE *f, const struct xpb_results_doc *v)
         const struct xpb_results_comparison *c = &v->comparisons[i];
         char speedup[128];
         speedup_text(speedup, sizeof speedup, c);
-        fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk, str_or_dash(c->kind), wc,
-                str_or_dash(c->candidate), wb, str_or_dash(c->baseline), speedup);
+        fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wk,
+                xpb_term_field(kind, sizeof kind, str_or_dash(c->kind)), wc,
+                xpb_term_field(cand, sizeof cand, str_or_dash(c->candidate)), wb,
+                xpb_term_field(base, sizeof base, str_or_dash(c->baseline)), speedup);
     }
 }
 
@@ -398,8 +412,10 @@ static void print_unfinished(FILE *f, const struct xpb_results_doc *v)
             fprintf(f, "\nruns that did not finish:\n");
             header = 1;
         }
-        fprintf(f, "  %s [%s]: %s\n", str_or_dash(run->id), str_or_dash(run->status),
-                str_or_dash(run->error));
+        char id[CELL], status[CELL], error[1024];
+        fprintf(f, "  %s [%s]: %s\n", xpb_term_field(id, sizeof id, str_or_dash(run->id)),
+                xpb_term_field(status, sizeof status, str_or_dash(run->status)),
+                xpb_term_field(error, sizeof error, str_or_dash(run->error)));
     }
 }
 
@@ -421,7 +437,8 @@ xpb_status xpb_results_print_table(FILE *f, const json_t *doc)
         print_comparisons(f, &v);
         print_unfinished(f, &v);
         if (v.interrupted == 1)
-            fprintf(f, "\ninterrupted: the invocation was stopped before every run had finished\n");
+            fprintf(f, "\nincomplete: the invocation that wrote this file did not finish every run "
+                       "(stopped by Ctrl-C, killed, crashed, or still running)\n");
     }
     xpb_results_view_free(&v);
     if (st != XPB_OK)

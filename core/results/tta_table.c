@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/terminal.h"
+
 int xpb_results_run_is_tta(const struct xpb_results_run *run)
 {
     return run->ok && run->has_tta;
@@ -141,6 +143,14 @@ static void cell(char *buf, size_t size, const struct xpb_results_run *run, int 
     }
 }
 
+/* A cell as it reaches the terminal: the text columns come from a file, so escaped. */
+static const char *shown(char *buf, size_t size, const struct xpb_results_run *run, int col)
+{
+    char raw[160];
+    cell(raw, sizeof raw, run, col);
+    return xpb_term_field(buf, size, raw);
+}
+
 void xpb_results_print_tta(FILE *f, const struct xpb_results_doc *v)
 {
     size_t width[N_COLS] = {0};
@@ -152,7 +162,7 @@ void xpb_results_print_tta(FILE *f, const struct xpb_results_doc *v)
             continue;
         any += run != NULL;
         for (int col = 0; col < N_COLS; col++) {
-            cell(buf, sizeof buf, run, col);
+            shown(buf, sizeof buf, run, col);
             width[col] = strlen(buf) > width[col] ? strlen(buf) : width[col];
         }
     }
@@ -165,7 +175,7 @@ void xpb_results_print_tta(FILE *f, const struct xpb_results_doc *v)
             continue;
         fputs("  ", f);
         for (int col = 0; col < N_COLS; col++) {
-            cell(buf, sizeof buf, run, col);
+            shown(buf, sizeof buf, run, col);
             int w = (int)width[col];
             fprintf(f, "%*s%s", col <= COL_PRECISION ? -w : w, buf,
                     col == N_COLS - 1 ? "\n" : "  ");

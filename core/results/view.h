@@ -276,7 +276,8 @@ struct xpb_results_scenario {
 struct xpb_results_doc {
     int64_t schema_version;
     const char *created, *tool_name, *tool_version;
-    int interrupted; /* 1: stopped before every run had finished; 0 or absent: complete */
+    int interrupted; /* 1: the invocation did not finish every run (stopped, killed, crashed or
+                        still running); 0 or absent: complete */
     struct xpb_results_scenario scenario;
     struct xpb_results_environment environment;
     int has_runs; /* "runs" is an array */

@@ -33,6 +33,11 @@ static const struct {
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
+const char *xpb_results_config_key(size_t i)
+{
+    return i < N_KEYS ? keys[i].key : NULL;
+}
+
 static int find(const char *key)
 {
     for (size_t i = 0; i < N_KEYS; i++)

@@ -16,6 +16,10 @@
  * absent key. */
 #define XPB_CONFIG_V1_DEFAULTS 1u
 
+/* The i-th key of the schema's config in the order of docs/results.md (static), NULL past the
+ * last: for listing the keys in which two configurations differ. */
+const char *xpb_results_config_key(size_t i);
+
 /* Whether `key` is a key of the schema's config (not "extra"). */
 int xpb_results_config_known(const char *key);
 

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "plugin/guard.h"
 #include "parallel/agree.h"
+#include "run/interference.h"
 #include "run/meter.h"
 #include "run/progress.h"
 
@@ -53,6 +54,8 @@ static xpb_status end_step(step_end *out, const xpb_runner_opts *opts, xpb_statu
 {
     xpb_parallel *par = opts->par;
     *out = (step_end){mine->seconds, mine->inside, mine->loss, (mine->flags & XPB_STEP_MORE) != 0};
+    if (opts->waiting) /* the others wait for this process alone: it is alive */
+        xpb_parallel_beat(opts->waiting, 0, opts->label ? opts->label : "a run alone");
     if (per_rank)
         per_rank[0] = mine->seconds;
     if (!par)
@@ -204,35 +207,6 @@ static xpb_status timed_repeats(xpb_timing *t, xpb_session *s, xpb_stream *strea
     return st;
 }
 
-/* One rank's CPU time over the timed steps, with its host. */
-typedef struct rank_cpu {
-    char host[64];
-    double cpu_s;
-} rank_cpu;
-
-/* With several ranks, the CPU time this host's ranks took between `before` and `after` into
- * after->self_s (relative to before->self_s): the peers of a run are the run, not
- * interference. Collective. */
-static xpb_status count_local_ranks(xpb_parallel *par, const xpb_cpu_sample *before,
-                                    xpb_cpu_sample *after, xpb_err *err)
-{
-    rank_cpu me, *all = calloc(par->comm.size, sizeof *all);
-    if (!all)
-        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
-    memset(&me, 0, sizeof me);
-    snprintf(me.host, sizeof me.host, "%.63s", par->host);
-    me.cpu_s = after->self_s - before->self_s;
-    xpb_status st = xpb_parallel_gather(par, &me, all, sizeof me, "the ranks' CPU time", err);
-    double local = 0;
-    for (uint32_t r = 0; st == XPB_OK && r < par->comm.size; r++)
-        if (strcmp(all[r].host, me.host) == 0)
-            local += all[r].cpu_s;
-    if (st == XPB_OK)
-        after->self_s = before->self_s + local;
-    free(all);
-    return st;
-}
-
 xpb_status xpb_measure_repeats(xpb_timing *t, xpb_session *s, xpb_stream *stream,
                                const xpb_run_config *cfg, const xpb_runner_opts *opts, xpb_err *err)
 {
@@ -244,18 +218,22 @@ xpb_status xpb_measure_repeats(xpb_timing *t, xpb_session *s, xpb_stream *stream
     if (!t->repeat_seconds || !t->repeat_steps)
         return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
     xpb_meter m;
-    xpb_cpu_sample before, after;
+    struct xpb_cpu_set cpus;
+    int have_cpus = xpb_cpu_set_mine(&cpus) == 0;
+    xpb_cpu_sample *sample = malloc(2 * sizeof *sample); /* before and after: 32 KiB */
+    if (!sample)
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
     xpb_meter_start(&m, s, &t->energy);
-    xpb_cpu_sample_now(&before);
+    xpb_cpu_sample_now(&sample[0]);
     xpb_status st = timed_repeats(t, s, stream, cfg, opts, err);
-    if (st)
-        return st;
-    xpb_cpu_sample_now(&after);
-    xpb_meter_stop(&m, &t->energy);
-    if (opts->par && (st = count_local_ranks(opts->par, &before, &after, err)))
-        return st;
-    xpb_interference_between(&t->interference, &before, &after);
-    return XPB_OK;
+    if (st == XPB_OK) {
+        xpb_cpu_sample_now(&sample[1]);
+        xpb_meter_stop(&m, &t->energy);
+        st = xpb_run_interference(&t->interference, &sample[0], &sample[1],
+                                  have_cpus ? &cpus : NULL, s->threads, opts->par, err);
+    }
+    free(sample);
+    return st;
 }
 
 void xpb_timing_free(xpb_timing *t)

@@ -1,9 +1,9 @@
 /* The timed part of a run: warm-up steps, then repeats of timed steps (MLPerf LoadGen's rule:
  * each repeat at least min_steps and at least min_time), with the losses of the first and
  * last timed steps (and after every step, for the loss series), the energy over the timed
- * steps and what other processes used of the machine meanwhile. What is timed: for each step, the
- * backend's run of every phase and the synchronize that ends it (plus, when the run streams
- * its inputs, the copy of the batch), measured by the host with a monotonic clock. */
+ * steps and what other processes took of the run's CPUs meanwhile. What is timed: for each step,
+ * the backend's run of every phase and the synchronize that ends it (plus, when the run streams its
+ * inputs, the copy of the batch), measured by the host with a monotonic clock. */
 #ifndef XPB_CORE_MEASURE_H
 #define XPB_CORE_MEASURE_H
 

@@ -3,9 +3,9 @@
  * backend, warm up, time the repeats (measure.c) and record everything (run_record.c).
  * Compilation, initialisation and the first transfer happen before the clock. As one rank of
  * several (docs/distributed.md) the run first measures its one-rank baseline (rank 0 alone,
- * the others waiting) unless the scenario names a file holding it, every stage ends with an
- * agreement of the ranks (agree.h), and the timed steps end with the "parallel" metrics
- * (parallel_record.c). */
+ * telling the others, who wait, that it is alive) unless the scenario names a file holding it,
+ * every stage ends with an agreement of the ranks (agree.h, each with a deadline), and the
+ * timed steps end with the "parallel" metrics (parallel_record.c). */
 #include "run/runner.h"
 
 #include <math.h>
@@ -85,10 +85,13 @@ static json_t *new_run(run_state *r)
     return run;
 }
 
-/* Ends stage `what`: alone, `st` as it is; as one rank of several, the ranks' agreement
- * (the same status and message on every rank). */
+/* Ends stage `what`: alone, `st` as it is (telling the ranks that wait for this process, if
+ * any, that it is alive); as one rank of several, the ranks' agreement (the same status and
+ * message on every rank). */
 static xpb_status stage_end(run_state *r, xpb_status st, const char *what)
 {
+    if (r->opts->waiting)
+        xpb_parallel_beat(r->opts->waiting, 0, r->opts->label ? r->opts->label : what);
     if (!r->opts->par || r->agreed)
         return st;
     xpb_err mine = r->err;
@@ -97,7 +100,8 @@ static xpb_status stage_end(run_state *r, xpb_status st, const char *what)
     return st;
 }
 
-/* Rank 0 alone runs `cfg` on one rank; its median throughput, or why there is none. */
+/* Rank 0 alone runs `cfg` on one rank, telling the ranks that wait that it is alive; its
+ * median throughput, or why there is none. */
 static void run_alone(xpb_scaling_baseline *b, const xpb_registry *registry,
                       const xpb_run_config *cfg, const xpb_runner_opts *opts)
 {
@@ -108,7 +112,8 @@ static void run_alone(xpb_scaling_baseline *b, const xpb_registry *registry,
     one.verify = one.profile = 0;
     char label[512];
     snprintf(label, sizeof label, "%s (one-rank baseline)", opts->label ? opts->label : "");
-    xpb_runner_opts o = {.label = label, .stop = opts->stop};
+    xpb_runner_opts o = {.label = label, .stop = opts->stop, .waiting = opts->par};
+    xpb_parallel_beat(opts->par, 1, label);
     json_t *run = xpb_run_one(registry, &one, &o);
     struct xpb_results_run view;
     xpb_arena arena = {0};
@@ -137,8 +142,11 @@ static void measure_baseline(run_state *r, const xpb_registry *registry)
     }
     if (par->comm.rank == 0)
         run_alone(&r->baseline, registry, r->cfg, r->opts);
+    /* the others wait for rank 0 as long as it says it is alive; rank 0 waits for nobody's work,
+     * so it gives them the usual deadline */
     xpb_err ignored;
-    xpb_parallel_agree(par, XPB_OK, NULL, "rank 0's one-rank baseline run", 1, &ignored);
+    xpb_parallel_agree(par, XPB_OK, NULL, "rank 0's one-rank baseline run", par->comm.rank != 0,
+                       &ignored);
 }
 
 /* Finds the plugins and builds the model program. */

@@ -19,8 +19,7 @@
  * message read inside the recorded call (exe_last_error(exe) when exe is not NULL, else
  * last_error(be)); returns st. The host names the plugin: plugins do not name themselves. */
 static xpb_status backend_error(xpb_err *err, xpb_status st, const xpb_backend_api *api,
-                                const xpb_backend *be, const xpb_executable *exe,
-                                const char *entry)
+                                const xpb_backend *be, const xpb_executable *exe, const char *entry)
 {
     char who[XPB_GUARD_NAME_MAX + 16];
     xpb_guard_who(who, sizeof who, api);
@@ -153,6 +152,8 @@ xpb_status xpb_session_open_for_run(xpb_session *s, const xpb_plugin_descriptor 
         memset(s, 0, sizeof *s);
         return XPB_UNSUPPORTED;
     }
+    s->threads = (xpb_plugin_caps(plugin) & XPB_CAP_THREADS) && opts->threads ? opts->threads
+                                                                              : s->info.threads;
     return compile_program(s, opts, err);
 }
 

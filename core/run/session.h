@@ -14,7 +14,10 @@ typedef struct xpb_session {
     xpb_executable *exe;         /* owned by the session */
     const xpb_model_program *mp; /* borrowed: must outlive the session */
     xpb_device_info info;
-    void *scratch; /* largest input, for batches */
+    uint32_t threads; /* host threads the run uses (xpb_session_open_for_run): the compile
+                         option when the backend takes one (capability "threads"), else the
+                         device's default (info.threads); 0: unknown */
+    void *scratch;    /* largest input, for batches */
 } xpb_session;
 
 /* Opens `device` of backend `api`, compiles mp's program with `opts`, writes the initial

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "results/results_limits.h" /* the limits of a document, shared with the CLI */
 #include "service/lb_budget.h"
 #include "service/lb_http.h"
 #include "service/lb_pool.h"
@@ -19,8 +20,8 @@
 #define LB_DEFAULT_UPLOAD_MEMORY (64u << 20) /* bytes of upload bodies held at once */
 #define LB_DEFAULT_MAX_RUNS 256              /* runs per submission */
 #define LB_DEFAULT_PER_DAY 100               /* new submissions per token per 24 hours */
-#define LB_MAX_DEPTH 16                      /* nesting of a submitted document */
-#define LB_MAX_NODES 250000                  /* values and keys of a submitted document */
+#define LB_MAX_DEPTH XPB_RESULTS_MAX_DEPTH   /* nesting of a submitted document */
+#define LB_MAX_NODES XPB_RESULTS_MAX_NODES   /* values and keys of a submitted document */
 #define LB_ANSWER_MIN (16u << 20)            /* an answer may hold at least this much */
 #define LB_PAGE_CACHE_BYTES (32u << 20)      /* rankings pages kept (lb_page_cache.h) */
 #define LB_DEFAULT_ANSWER_MEMORY (64u << 20) /* bytes of answers being sent, together */

@@ -28,6 +28,7 @@
 #include "pages/lb_page_cache.h"
 #include "pages/lb_svg.h"
 #include "publish/upload.h"
+#include "results/comparisons.h"
 #include "results/results.h"
 #include "server/lb_conntrack.h"
 #include "server/lb_log.h"
@@ -1716,6 +1717,55 @@ static void test_long_machine_names(void **state)
     free(a.body);
 }
 
+/* How a submission's page draws its comparisons (the "Speedups within this submission" card of
+ * lb_page_submission.c: a table, no chart): a significant speedup shows its interval alone, an
+ * insignificant one its interval and "no significant difference" (issue 21: the report drew
+ * every significant speedup as insignificant; the leaderboard must not). */
+static void test_comparisons_on_page(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    struct lbt_run runs[4] = {
+        {"c-ref", "conv6", "cifar", "inference", "fp32", "cpu_ref", "Xeon", 16, 100, 0.16, 0, NULL},
+        {"c-dnn", "conv6", "cifar", "inference", "fp32", "cpu_onednn", "Xeon", 16, 1000, 0.016, 0,
+         NULL},
+        {"r-ref", "resnet18", "cifar", "inference", "fp32", "cpu_ref", "Xeon", 16, 100, 0.16, 0,
+         NULL},
+        {"r-dnn", "resnet18", "cifar", "inference", "fp32", "cpu_onednn", "Xeon", 16, 101, 0.158, 0,
+         NULL},
+    };
+    struct lbt_v2 kinds[4] = {{"cpu", 0, 0}, {"cpu", 0, 0}, {"cpu", 0, 0}, {"cpu", 0, 0}};
+    json_t *doc = lbt_doc_v2("Xeon", NULL, runs, kinds, 4, 1);
+    json_object_set_new(json_object_get(doc, "scenario"), "baseline", json_string("cpu_ref"));
+    assert_int_equal(xpb_results_add_comparisons(doc), XPB_OK);
+    const json_t *cmps = json_object_get(doc, "comparisons");
+    assert_int_equal(json_array_size(cmps), 2);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    const char *card = strstr(a.body, "Speedups within this submission");
+    assert_non_null(card);
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *c = json_array_get(cmps, i);
+        char cell[64];
+        snprintf(cell, sizeof cell, "<td class=\"mono\">%s</td>",
+                 json_string_value(json_object_get(c, "candidate")));
+        const char *row = strstr(card, cell), *end = row ? strstr(row, "</tr>") : NULL;
+        assert_non_null(end);
+        const char *mark = strstr(row, "no significant difference");
+        int marked = mark && mark < end;
+        int significant = json_is_true(json_object_get(c, "significant"));
+        if (marked == significant)
+            fail_msg("%s: significant %d in the file, marked %d on the page", cell, significant,
+                     marked);
+        assert_int_equal(significant, i == 0); /* conv6 ten times faster; resnet18 the same */
+    }
+    free(a.body);
+    json_decref(doc);
+}
+
 static void test_other_pages(void **state)
 {
     struct fixture *f = *state;
@@ -2153,6 +2203,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_machine_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_comparisons_on_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranks_on_page, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_order, setup, teardown),

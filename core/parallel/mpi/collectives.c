@@ -28,7 +28,7 @@ static xpb_status refuse_after_stop(xpbm_ctx *c)
 /* Waits for collective `m` started as `req`, then says whether it really completed. */
 static xpb_status finish(xpbm_ctx *c, MPI_Request *req, const xpbm_collective *m, const char *what)
 {
-    int rc = xpbm_wait(c, req, m, c->timeout_s, what);
+    int rc = xpbm_wait(c, req, m, c->timeout_s, what, 0);
     if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         int len = 0;

@@ -1,7 +1,9 @@
 /* The MPI module's entry point (see ../mpi_module.h): MPI's initialisation with the two
  * communicators of the module (duplicates of MPI_COMM_WORLD: the gradients' and the host's
- * control), the host's control collective, the library's version, abort and finalisation, and
- * the table the host looks up. The only symbol the shared object exports. */
+ * control) and the exchange of host names, the host's control collective, the library's
+ * version, abort and finalisation, and the table the host looks up. The only symbol the shared
+ * object exports. Initialisation and finalisation block inside MPI, so they run under the
+ * watchdog (liveness.c): a rank that never starts or stops answering then ends the job too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,15 @@ static int local_layout(xpbm_ctx *c, uint32_t *local_rank, uint32_t *local_size)
     return MPI_SUCCESS;
 }
 
+/* XPB_DP_TIMEOUT, seconds (default 900; 0: wait forever; not a number: the default). */
+static double dp_timeout(void)
+{
+    const char *text = getenv("XPB_DP_TIMEOUT");
+    char *end = NULL;
+    double v = text && *text ? strtod(text, &end) : 900.0;
+    return text && *text && (*end || v < 0) ? 900.0 : v;
+}
+
 static xpbm_ctx *new_ctx(int size)
 {
     xpbm_ctx *c = calloc(1, sizeof *c);
@@ -60,7 +71,10 @@ static xpb_status module_init(xpb_communicator *comm, char *msg, size_t size)
      * doubling sums in a different order on different ranks; the ring reduces each element in
      * one place and passes the result on. A user's own choice (the same variable) wins. */
     setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "ring", 0);
+    double timeout = dp_timeout();
+    xpbm_watchdog(timeout, "starting MPI (MPI_Init and the exchange of host names)");
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        xpbm_watchdog(0, NULL);
         snprintf(msg, size, "MPI_Init_thread failed");
         return XPB_DEVICE_ERROR;
     }
@@ -68,23 +82,28 @@ static xpb_status module_init(xpb_communicator *comm, char *msg, size_t size)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     xpbm_ctx *c = new_ctx(n);
     if (!c) {
+        xpbm_watchdog(0, NULL);
         snprintf(msg, size, "out of memory");
         return XPB_OUT_OF_MEMORY;
     }
     c->rank = rank;
     c->size = n;
     c->stop_payload = rank;
-    const char *timeout = getenv("XPB_DP_TIMEOUT");
-    char *end = NULL;
-    c->timeout_s = timeout && *timeout ? strtod(timeout, &end) : 900.0;
-    if (timeout && *timeout && (*end || c->timeout_s < 0))
-        c->timeout_s = 900.0;
+    c->timeout_s = timeout;
     memset(comm, 0, sizeof *comm);
     comm->struct_size = sizeof *comm;
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &c->grad) != MPI_SUCCESS ||
-        MPI_Comm_dup(MPI_COMM_WORLD, &c->ctrl) != MPI_SUCCESS ||
-        local_layout(c, &comm->local_rank, &comm->local_size) != MPI_SUCCESS) {
-        snprintf(msg, size, "MPI_Comm_dup or MPI_Comm_split_type failed");
+    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->grad);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->ctrl);
+    if (rc == MPI_SUCCESS)
+        rc = local_layout(c, &comm->local_rank, &comm->local_size);
+    if (rc == MPI_SUCCESS)
+        rc = xpbm_share_hosts(c);
+    xpbm_watchdog(0, NULL);
+    if (rc != MPI_SUCCESS) {
+        snprintf(msg, size,
+                 "MPI_Comm_dup, MPI_Comm_split_type or the exchange of host names "
+                 "failed");
         return XPB_DEVICE_ERROR;
     }
     comm->rank = (uint32_t)rank;
@@ -99,13 +118,13 @@ static xpb_status module_init(xpb_communicator *comm, char *msg, size_t size)
 }
 
 static xpb_status module_allgather(void *ctx, const void *send, void *recv, size_t bytes,
-                                   double timeout_s, const char *what)
+                                   double timeout_s, const char *what, int patient)
 {
     xpbm_ctx *c = ctx;
     MPI_Request req;
     int rc = MPI_Iallgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, c->ctrl, &req);
     if (rc == MPI_SUCCESS)
-        rc = xpbm_wait(c, &req, NULL, timeout_s, what);
+        rc = xpbm_wait(c, &req, NULL, timeout_s, what, patient ? XPBM_WAIT_PATIENT : 0);
     if (rc != MPI_SUCCESS) {
         snprintf(c->err, sizeof c->err, "%s: MPI_Iallgather failed (MPI error %d)", what, rc);
         return XPB_DEVICE_ERROR;
@@ -132,11 +151,15 @@ static void module_abort(void *ctx, int code)
 static void module_finalize(void *ctx)
 {
     xpbm_ctx *c = ctx;
+    char what[96];
+    snprintf(what, sizeof what, "rank %d: finishing MPI (MPI_Finalize)", c ? c->rank : -1);
+    xpbm_watchdog(c ? c->timeout_s : 0, what);
     if (c) {
         MPI_Comm_free(&c->grad);
         MPI_Comm_free(&c->ctrl);
     }
     MPI_Finalize();
+    xpbm_watchdog(0, NULL);
     if (!c)
         return;
     for (size_t i = 0; i < c->n_sends; i++)
@@ -146,6 +169,8 @@ static void module_finalize(void *ctx)
     free(c->stop_from);
     free(c->waiting_sent);
     free(c->waiting_recv);
+    free(c->hosts);
+    free(c->last_heard);
     free(c);
 }
 
@@ -156,6 +181,7 @@ static const xpb_mpi_module module = {
     .stop = xpbm_stop,
     .peer_stopped = xpbm_peer_stopped,
     .recover = xpbm_recover,
+    .beat = xpbm_beat,
     .library = module_library,
     .abort = module_abort,
     .finalize = module_finalize,

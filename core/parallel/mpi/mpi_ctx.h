@@ -9,8 +9,19 @@
 
 #include <xpubench/comm.h>
 
-/* Message tags on the control communicator. */
-enum { XPBM_TAG_STOP = 101, XPBM_TAG_WAITING = 102 };
+/* Message tags on the control communicator: a rank stopped, a blocked rank asks a stopped one
+ * to join its collective, "are you alive?" and "yes" (liveness.c). */
+enum { XPBM_TAG_STOP = 101, XPBM_TAG_WAITING = 102, XPBM_TAG_PING = 103, XPBM_TAG_PONG = 104 };
+
+/* How a wait behaves (xpbm_wait's flags). */
+enum {
+    XPBM_WAIT_QUIET = 1,   /* no STOP or WAITING message is read or served (recover, serving) */
+    XPBM_WAIT_PATIENT = 2, /* the deadline moves with every PING heard: waiting for a rank that
+                              works alone and says so (rank 0's one-rank baseline) */
+};
+
+/* Bytes of a host name as the ranks exchange them. */
+#define XPBM_HOST_MAX 64
 
 /* The kinds of collective on the gradients' communicator. */
 enum { XPBM_ALLREDUCE = 1, XPBM_BCAST = 2, XPBM_BARRIER = 3 };
@@ -51,14 +62,41 @@ typedef struct xpbm_ctx {
     double timeout_s; /* how long a collective waits before the job is aborted
                          (XPB_DP_TIMEOUT, as the host's agreements; 0: forever) */
     char err[512];    /* last_error */
+    /* Liveness (liveness.c), for the whole job, not per episode. */
+    char (*hosts)[XPBM_HOST_MAX]; /* every rank's host name, exchanged at init */
+    double *last_heard;           /* per rank: when its last PONG arrived (monotonic seconds) */
+    double last_ping;             /* when the last PING from any rank arrived */
+    double last_beat;             /* when this rank last sent PINGs while working alone */
 } xpbm_ctx;
 
 /* Waits for `req`. `in` is the collective on `grad` this rank waits in (NULL: a control
- * collective). Meanwhile it reads STOP messages (and, in a collective, asks each rank that
- * stopped to join it) and, when this rank stopped, serves WAITING messages. timeout_s > 0:
- * aborts the job after that long, naming `what`. MPI_SUCCESS or an MPI error code. */
+ * collective). Meanwhile it answers PINGs and, unless `flags` has XPBM_WAIT_QUIET, reads STOP
+ * messages (and, in a collective, asks each rank that stopped to join it) and, when this rank
+ * stopped, serves WAITING messages. timeout_s > 0: after that long without completing (with
+ * XPBM_WAIT_PATIENT: without completing or a PING heard) the job ends, naming `what` and the
+ * ranks that no longer answer (xpbm_end_silent). MPI_SUCCESS or an MPI error code. */
 int xpbm_wait(xpbm_ctx *c, MPI_Request *req, const xpbm_collective *in, double timeout_s,
-              const char *what);
+              const char *what, unsigned flags);
+
+/* Monotonic seconds. */
+double xpbm_now(void);
+
+/* Liveness (liveness.c). Answers every PING that arrived and notes every PONG. */
+int xpbm_liveness(xpbm_ctx *c);
+/* This rank waited `waited` seconds at `what`: asks every rank whether it is alive, gives them
+ * a moment to answer, names those that did not (rank and host) on stderr and ends the job
+ * (MPI_Abort: mpirun ends every rank). Does not return. */
+void xpbm_end_silent(xpbm_ctx *c, const char *what, double waited);
+/* While this rank works alone and the others wait for it (host: xpb_parallel_beat; `first`
+ * when it begins): PINGs them at most once a second; ends the job as xpbm_end_silent when one
+ * has not answered for the timeout. */
+void xpbm_beat(void *ctx, int first, const char *what);
+/* Exchanges the host names (blocking; at init). MPI_SUCCESS or an MPI error code. */
+int xpbm_share_hosts(xpbm_ctx *c);
+/* A blocking MPI call that has no deadline of its own (MPI_Init, MPI_Finalize): after
+ * `seconds` (> 0) this process writes `what` to stderr and exits with status 1, which makes
+ * mpirun end every rank. xpbm_watchdog(0, NULL) disarms it. */
+void xpbm_watchdog(double seconds, const char *what);
 
 /* Starts a send of `msg` (WAITING) or of the STOP payload (msg NULL) to `dest`. */
 int xpbm_send(xpbm_ctx *c, int dest, int tag, const xpbm_collective *msg);

@@ -1,10 +1,11 @@
 /* Waiting in the MPI module (see mpi_ctx.h): every wait tests a non-blocking request and, in
- * between, handles the fault messages of the control communicator, so that no rank waits
- * forever for one that stopped. Waits in a collective on the gradients' communicator only
- * yield the CPU between tests (a collective progresses only inside MPI calls, and its peers
- * are computing towards it); waits on the control communicator sleep after a few
- * milliseconds, so that ranks waiting for another (rank 0's one-rank baseline run) leave the
- * machine to it. */
+ * between, answers the others' PINGs (liveness.c) and handles the fault messages of the
+ * control communicator, so that no rank waits forever for one that stopped or hangs: past its
+ * deadline a wait ends the job naming the ranks that no longer answer. Waits in a collective on
+ * the gradients' communicator only yield the CPU between tests (a collective progresses only
+ * inside MPI calls, and its peers are computing towards it); waits on the control communicator
+ * sleep after a few milliseconds, so that ranks waiting for another (rank 0's one-rank
+ * baseline run) leave the machine to it. */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,6 @@
 #include <time.h>
 
 #include "parallel/mpi/mpi_ctx.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int xpbm_send(xpbm_ctx *c, int dest, int tag, const xpbm_collective *msg)
 {
@@ -73,7 +67,9 @@ static int serve(xpbm_ctx *c, const xpbm_collective *m)
         rc = MPI_Ibcast(c->zeros, (int)m->count, MPI_BYTE, m->root, c->grad, &req);
     else
         rc = MPI_Ibarrier(c->grad, &req);
-    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+    return rc == MPI_SUCCESS ? xpbm_wait(c, &req, NULL, c->timeout_s,
+                                         "a collective another rank waits in", XPBM_WAIT_QUIET)
+                             : rc;
 }
 
 /* Reads every STOP message that arrived; in collective `in`, asks its sender to join. */
@@ -134,28 +130,26 @@ static void pause_a_while(double waited, int in_collective)
 }
 
 int xpbm_wait(xpbm_ctx *c, MPI_Request *req, const xpbm_collective *in, double timeout_s,
-              const char *what)
+              const char *what, unsigned flags)
 {
-    double start = now();
+    double start = xpbm_now();
     for (;;) {
         int done = 0, rc;
         if ((rc = MPI_Test(req, &done, MPI_STATUS_IGNORE)))
             return rc;
-        if ((rc = read_stops(c, in)))
+        if ((rc = xpbm_liveness(c)))
             return rc;
-        if (c->stopped && (rc = serve_waiting(c)))
+        if (!(flags & XPBM_WAIT_QUIET) && (rc = read_stops(c, in)))
+            return rc;
+        if (!(flags & XPBM_WAIT_QUIET) && c->stopped && (rc = serve_waiting(c)))
             return rc;
         if (done)
             return MPI_SUCCESS;
-        double waited = now() - start;
-        if (timeout_s > 0 && waited > timeout_s) {
-            fprintf(stderr,
-                    "xpubench: rank %d: not every rank reached '%s' within %.0f s; aborting the "
-                    "job\n",
-                    c->rank, what, timeout_s);
-            fflush(stderr);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        double t = xpbm_now(), waited = t - start;
+        /* a patient wait counts from the last word of the rank it waits for */
+        double since = (flags & XPBM_WAIT_PATIENT) && c->last_ping > start ? c->last_ping : start;
+        if (timeout_s > 0 && t - since > timeout_s)
+            xpbm_end_silent(c, what, t - since);
         pause_a_while(waited, in != NULL);
     }
 }
