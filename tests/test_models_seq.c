@@ -403,6 +403,16 @@ static void test_tiny_runs_verified(void **state)
                      status ? status : "?", json_string_value(json_object_get(res, "message")));
         json_t *v = json_object_get(res, "verification");
         assert_true(json_is_true(json_object_get(v, "verified")));
+        /* the LSTMs clip at 5 (Zaremba et al.), GPT-2 at 1, the others do not clip: the results
+         * say so */
+        json_t *clip = json_object_get(json_object_get(json_object_get(res, "config"), "optimizer"),
+                                       "clip_grad_norm");
+        if (strcmp(tiny[k].model, "lstm") == 0)
+            assert_true(json_real_value(clip) == 5.0);
+        else if (strcmp(tiny[k].variant, "gpt2-small") == 0)
+            assert_true(json_real_value(clip) == 1.0);
+        else
+            assert_null(clip);
         printf("  %s/%s %s: %s\n", tiny[k].model, tiny[k].variant, tiny[k].params,
                json_string_value(json_object_get(v, "message")));
         json_decref(res);

@@ -1,6 +1,6 @@
 /* core/render/, the text library of the report and the leaderboard: the growable buffer (its
- * cap and sticky failure), HTML and URL escaping (references, control characters, invalid
- * UTF-8, cuts at character boundaries), terminal escaping (control characters, escape
+ * cap, sticky failure and insertion), HTML and URL escaping (references, control characters,
+ * invalid UTF-8, cuts at character boundaries), terminal escaping (control characters, escape
  * sequences, C1, bidirectional overrides, invalid UTF-8), the page number formats, the SVG
  * primitives (nice steps, axes, tick labels, shortened labels) and the bar chart in both of its
  * styles. */
@@ -21,6 +21,8 @@
 #include "render/format_si.h"
 #include "render/svg.h"
 #include "render/svg_bars.h"
+#include "render/svg_heatmap.h"
+#include "render/svg_scatter.h"
 #include "render/terminal.h"
 #include "render/text.h"
 
@@ -86,6 +88,29 @@ static void test_text_limit(void **state)
     assert_int_equal(xpb_text_write(&t, f), XPB_OK);
     assert_int_equal(ftell(f), 2);
     fclose(f);
+    xpb_text_free(&t);
+}
+
+/* Insertion moves what follows, keeps the NUL, and obeys the cap like an append. */
+static void test_text_insert(void **state)
+{
+    (void)state;
+    struct xpb_text t = {0};
+    xpb_text_insert(&t, 0, "ab", 2); /* into a buffer that has no memory yet */
+    assert_string_equal(t.data, "ab");
+    xpb_text_puts(&t, "cdef");
+    xpb_text_insert(&t, 2, "<>", 2);
+    assert_string_equal(t.data, "ab<>cdef");
+    xpb_text_insert(&t, t.len, "!", 1); /* at the end: an append */
+    assert_string_equal(t.data, "ab<>cdef!");
+    xpb_text_insert(&t, t.len + 1, "x", 1); /* past the end: nothing */
+    assert_string_equal(t.data, "ab<>cdef!");
+    assert_false(t.failed);
+    xpb_text_free(&t);
+    t.limit = 4;
+    xpb_text_puts(&t, "abc");
+    xpb_text_insert(&t, 0, "xy", 2);
+    assert_true(t.failed && t.too_large);
     xpb_text_free(&t);
 }
 
@@ -326,6 +351,7 @@ static void test_bars_page_style(void **state)
     };
     struct xpb_svg_bar_chart c = {.id = "p",
                                   .title = "Per run",
+                                  .css_class = "chart bars",
                                   .scale = 1,
                                   .value_text = si_value,
                                   .value_ctx = "samples/s",
@@ -336,7 +362,8 @@ static void test_bars_page_style(void **state)
                                   .bars = bars};
     const char *svg = TEXT_OF(xpb_svg_bar_chart(&t_, &c));
     assert_non_null(strstr(svg, "<a href=\"/s?id=1&amp;x=2\"><g><title>a &quot;run&quot;"));
-    assert_non_null(strstr(svg, "class=\"bar cpu\"/>"));
+    assert_non_null(strstr(svg, "<svg class=\"chart bars\" xmlns="));
+    assert_non_null(strstr(svg, "<rect class=\"bar cpu\" x=\""));
     assert_non_null(strstr(svg, ">2.00 ksamples/s</text>"));
     assert_non_null(strstr(svg, ">conv</text>")); /* the legend */
     assert_non_null(strstr(svg, "</g></a>"));
@@ -344,11 +371,120 @@ static void test_bars_page_style(void **state)
     assert_non_null(strstr(svg, ">\xE2\x80\x94</text>"));
 }
 
+static void cell_attrs(struct xpb_text *t, size_t row, size_t col, const void *ctx)
+{
+    (void)ctx;
+    xpb_text_printf(t, " data-cell=\"%zu,%zu\"", row, col);
+}
+
+/* Viridis from dark (0) to yellow (1), clamped; every valued cell written with its number and
+ * its attributes, an empty one as a dash without them; rows from the bottom. */
+static void test_heatmap(void **state)
+{
+    (void)state;
+    char c[8];
+    assert_int_equal(xpb_svg_heat_color(c, 0), 1);
+    assert_string_equal(c, "#440154");
+    assert_int_equal(xpb_svg_heat_color(c, 1), 0);
+    assert_string_equal(c, "#fde725");
+    xpb_svg_heat_color(c, 7); /* clamped */
+    assert_string_equal(c, "#fde725");
+    xpb_svg_heat_color(c, NAN);
+    assert_string_equal(c, "#440154");
+    static const char *const cols[3] = {"32", "64", "128"}, *const rows[2] = {"2", "4"};
+    const double values[6] = {10, 20, 30, 40, NAN, 60};
+    struct xpb_svg_heatmap h = {.id = "hm",
+                                .title = "fraction of peak",
+                                .x_label = "nodes",
+                                .y_label = "layers",
+                                .value_label = "%",
+                                .n_cols = 3,
+                                .n_rows = 2,
+                                .col_labels = cols,
+                                .row_labels = rows,
+                                .values = values,
+                                .cell_attrs = cell_attrs};
+    struct xpb_text t = {0};
+    xpb_svg_heatmap(&t, &h);
+    assert_false(t.failed);
+    const char *svg = t.data;
+    assert_non_null(strstr(svg, "id=\"hm\""));
+    assert_non_null(strstr(svg, "data-cell=\"0,0\">10.00</text>"));
+    assert_non_null(strstr(svg, "data-cell=\"1,2\">60.00</text>"));
+    assert_null(strstr(svg, "data-cell=\"1,1\"")); /* no value: no attributes */
+    assert_non_null(strstr(svg, "\xe2\x80\x93</text>"));
+    /* the largest value is the lightest, the smallest the darkest */
+    assert_non_null(strstr(svg, "fill=\"#fde725\""));
+    assert_non_null(strstr(svg, "fill=\"#440154\""));
+    /* row 0 ("2") is below row 1 ("4"): a larger y */
+    const char *r0 = strstr(svg, "data-cell=\"0,0\""), *r1 = strstr(svg, "data-cell=\"1,0\"");
+    assert_non_null(r0);
+    assert_non_null(r1);
+    double y0 = strtod(strstr(r0 - 80, "y=\"") + 3, NULL);
+    double y1 = strtod(strstr(r1 - 80, "y=\"") + 3, NULL);
+    assert_true(y0 > y1);
+    xpb_text_free(&t);
+}
+
+static void point_attrs(struct xpb_text *t, size_t i, const void *ctx)
+{
+    (void)ctx;
+    xpb_text_printf(t, " data-i=\"%zu\"", i);
+}
+
+/* Log labels; a point a log axis cannot show is left out; sized points are circles whose area
+ * goes with their size, the largest at the maximum radius; lines drawn with their labels. */
+static void test_scatter(void **state)
+{
+    (void)state;
+    char b[32];
+    xpb_svg_log_label(b, sizeof b, 100);
+    assert_string_equal(b, "100");
+    xpb_svg_log_label(b, sizeof b, 1e5);
+    assert_string_equal(b, "1e5");
+    xpb_svg_log_label(b, sizeof b, 0.5);
+    assert_string_equal(b, "0.5");
+    xpb_svg_log_label(b, sizeof b, 1e-4);
+    assert_string_equal(b, "1e-4");
+    const struct xpb_svg_scatter_point p[4] = {
+        {.x = 1, .y = 10, .size = 4, .label = "A"},
+        {.x = 10, .y = 50, .size = 1},
+        {.x = 0, .y = 5, .size = 1}, /* x 0: not on a log axis */
+        {.x = 5, .y = 20, .series = 1},
+    };
+    const double lx[2] = {0.5, 20}, ly[2] = {100, 100};
+    const struct xpb_svg_scatter_line l = {2, lx, ly, "peak 100", 0};
+    struct xpb_svg_scatter c = {.id = "sc",
+                                .title = "roof",
+                                .x_log10 = 1,
+                                .y_log10 = 1,
+                                .n_points = 4,
+                                .points = p,
+                                .n_lines = 1,
+                                .lines = &l,
+                                .point_attrs = point_attrs};
+    struct xpb_text t = {0};
+    xpb_svg_scatter(&t, &c);
+    assert_false(t.failed);
+    const char *svg = t.data;
+    assert_non_null(strstr(svg, "data-i=\"0\""));
+    assert_non_null(strstr(svg, "data-i=\"1\""));
+    assert_null(strstr(svg, "data-i=\"2\""));
+    assert_non_null(strstr(svg, "data-i=\"3\""));
+    assert_non_null(strstr(svg, "peak 100"));
+    const char *big = strstr(strstr(svg, "data-i=\"0\""), " r=\"");
+    const char *small = strstr(strstr(svg, "data-i=\"1\""), " r=\"");
+    assert_true(fabs(strtod(big + 4, NULL) - XPB_SVG_SCATTER_MAX_R) < 0.06);
+    assert_true(fabs(strtod(small + 4, NULL) - XPB_SVG_SCATTER_MAX_R / 2) < 0.06);
+    xpb_text_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_grows_and_takes),
         cmocka_unit_test(test_text_limit),
+        cmocka_unit_test(test_text_insert),
         cmocka_unit_test(test_html),
         cmocka_unit_test(test_cuts),
         cmocka_unit_test(test_terminal),
@@ -358,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_svg_text),
         cmocka_unit_test(test_bars_report_style),
         cmocka_unit_test(test_bars_page_style),
+        cmocka_unit_test(test_heatmap),
+        cmocka_unit_test(test_scatter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

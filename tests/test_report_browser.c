@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "browser_harness.h"
 #include "test_report_fixture.h"
 
 #define ARTIFACTS XPB_TEST_BINARY_DIR "/artifacts"
@@ -30,89 +31,24 @@
 
 static struct {
     const char *chromium;
-    char dir[256], results[300], html[300], url[320], profile_flag[320];
+    char dir[256], results[300], html[300], url[320];
     json_t *doc;
     char *dom;
 } g;
 
-static const char *find_chromium(void)
-{
-    static const char *const candidates[] = {"/usr/bin/chromium", "/usr/bin/chromium-browser"};
-    const char *env = getenv("XPB_TEST_CHROMIUM");
-    if (env && access(env, X_OK) == 0)
-        return env;
-    for (size_t i = 0; i < 2; i++)
-        if (access(candidates[i], X_OK) == 0)
-            return candidates[i];
-    return NULL;
-}
-
-/* Runs argv with stdout to `out` (NULL: /dev/null) and stderr to <dir>/<log>; exit status. */
-static int run(char *const argv[], const char *out, const char *log)
-{
-    char log_path[320];
-    snprintf(log_path, sizeof log_path, "%s/%s", g.dir, log);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Headless Chromium on the report with one mode flag (--dump-dom, --screenshot=..., ...). */
 static int chromium(const char *mode_flag, const char *window, const char *out)
 {
-    char *argv[] = {(char *)g.chromium,
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--disable-extensions",
-                    "--disable-dev-shm-usage",
-                    "--hide-scrollbars",
-                    "--proxy-server=127.0.0.1:9", /* no network: the page must not need one */
-                    (char *)window,
-                    g.profile_flag,
-                    (char *)mode_flag,
-                    g.url,
-                    NULL};
-    return run(argv, out, "chromium.log");
+    return bh_chromium(g.chromium, g.dir, g.url, mode_flag, window, out);
 }
 
-/* The first `max` bytes of path, NUL-terminated; the caller frees them. */
-static char *slurp(const char *path, size_t max)
+static int run(char *const argv[], const char *out, const char *log)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *buf = malloc(max + 1);
-    size_t n = fread(buf, 1, max, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return bh_run(g.dir, argv, out, log);
 }
 
-/* Fails the test with the end of <dir>/<log>, which the teardown removes. */
 static void fail_with_log(const char *what, const char *log)
 {
-    char path[320];
-    snprintf(path, sizeof path, "%s/%s", g.dir, log);
-    static char tail[3001];
-    char *text = slurp(path, 1u << 20);
-    size_t len = strlen(text);
-    snprintf(tail, sizeof tail, "%s", text + (len > 3000 ? len - 3000 : 0));
-    free(text);
-    fail_msg("%s; the end of its output:\n%s", what, tail);
+    bh_fail_with_log(g.dir, what, log);
 }
 
 static int group_setup(void **state)
@@ -124,7 +60,6 @@ static int group_setup(void **state)
     snprintf(g.results, sizeof g.results, "%s/study-quick.json", g.dir);
     snprintf(g.html, sizeof g.html, "%s/study-quick.html", g.dir);
     snprintf(g.url, sizeof g.url, "file://%s", g.html);
-    snprintf(g.profile_flag, sizeof g.profile_flag, "--user-data-dir=%s/profile", g.dir);
     char *study[] = {XPB_TEST_BINARY_DIR "/xpubench",
                      "run",
                      XPB_TEST_SOURCE_DIR "/configs/study-quick.yaml",
@@ -153,7 +88,7 @@ static int group_setup(void **state)
     snprintf(dom, sizeof dom, "%s/dom.html", g.dir);
     if (chromium("--dump-dom", "--window-size=1366,1600", dom) != 0)
         fail_msg("chromium --dump-dom failed: see %s/chromium.log", g.dir);
-    g.dom = slurp(dom, DOM_MAX);
+    g.dom = bh_slurp(dom, DOM_MAX);
     return 0;
 }
 
@@ -169,14 +104,6 @@ static int group_teardown(void **state)
             return -1;
     }
     return 0;
-}
-
-static size_t count(const char *hay, const char *needle)
-{
-    size_t n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
 }
 
 static void test_renders(void **state)
@@ -201,10 +128,10 @@ static void test_renders(void **state)
     assert_non_null(strstr(g.dom, "id=\"batch-memory-chart-0\""));
     assert_non_null(strstr(g.dom, "id=\"precision-loss-0\""));
     assert_non_null(strstr(g.dom, "id=\"fusion-profile-chart-0\""));
-    assert_true(count(g.dom, "<svg") >= 6);
+    assert_true(bh_count(g.dom, "<svg") >= 6);
     /* what the browser parsed is what was written: as many numbers as the file */
-    char *html = slurp(g.html, DOM_MAX);
-    assert_int_equal(count(g.dom, "<td class=\"n"), count(html, "<td class=\"n"));
+    char *html = bh_slurp(g.html, DOM_MAX);
+    assert_int_equal(bh_count(g.dom, "<td class=\"n"), bh_count(html, "<td class=\"n"));
     free(html);
 }
 
@@ -313,7 +240,7 @@ static void test_screenshots_and_print(void **state)
 
 int main(void)
 {
-    g.chromium = find_chromium();
+    g.chromium = bh_find_chromium();
     if (!g.chromium) {
         printf("SKIP: chromium is not installed (apt-get install chromium); the report was not "
                "opened in a browser\n");

@@ -141,6 +141,10 @@ static void test_report_errors(void **state)
     assert_int_equal(xpb(NULL, &err, "report", path("a.json"), "--memory", "lots", NULL), 2);
     assert_non_null(strstr(err, "--memory lots"));
     free(err);
+    assert_int_equal(
+        xpb(NULL, &err, "report", path("a.json"), "--surface-metric", "metrics.speed", NULL), 2);
+    assert_non_null(strstr(err, "--surface-metric metrics.speed: expected the JSON path"));
+    free(err);
     assert_int_equal(xpb(NULL, &err, "report", path("a.json"), "--bogus", NULL), 2);
     free(err);
     assert_int_equal(xpb(NULL, &err, "report", path("a.json"), path("bad.json"), NULL), 3);

@@ -441,6 +441,85 @@ static void test_empty_and_bad(void **state)
     json_decref(doc);
 }
 
+/* The block of kind `kind` (HEATMAP or SCATTER) with id `id`; NULL when there is none. */
+static const xpb_report_block *figure_block(const xpb_report *r, xpb_block_kind kind,
+                                            const char *id)
+{
+    for (size_t s = 0; s < r->n_sections; s++)
+        for (size_t b = 0; b < r->sections[s].n_blocks; b++) {
+            const xpb_report_block *k = &r->sections[s].blocks[b];
+            const char *kid = k->kind == XPB_BLOCK_HEATMAP   ? k->heatmap->id
+                              : k->kind == XPB_BLOCK_SCATTER ? k->scatter->id
+                                                             : NULL;
+            if (k->kind == kind && strcmp(kid, id) == 0)
+                return k;
+        }
+    return NULL;
+}
+
+/* A 2 x 2 grid of batch x threads on cpu_onednn with a fraction of peak, the same grid on
+ * cpu_ref without one: one heat map (cpu_ref's has no value and is left out) whose cells are
+ * the runs' fractions at their batch and threads, and its table with the file's sources; no
+ * roofline without a profile and a bandwidth. */
+static void test_surfaces(void **state)
+{
+    (void)state;
+    json_t *doc = fx_doc("cpu_ref");
+    static const int batches[2] = {16, 64}, threads[2] = {1, 2};
+    static const char *const backends[2] = {"cpu_ref", "cpu_onednn"};
+    char ids[8][32];
+    size_t n = 0;
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 2; k++)
+            for (int t = 0; t < 2; t++, n++) {
+                snprintf(ids[n], sizeof ids[n], "g-%s-%d-%d", backends[b], batches[k], threads[t]);
+                fx_add(doc, &(fx_run){.id = ids[n],
+                                      .backend = backends[b],
+                                      .batch = batches[k],
+                                      .threads = threads[t],
+                                      .tp = R3(100.0 * (double)(n + 1))});
+                if (b == 1) /* 0.1 x (1 + batch index + 2 x threads index) */
+                    json_object_set_new(
+                        json_object_get(json_array_get(json_object_get(doc, "runs"), n), "metrics"),
+                        "peak_fraction", json_real(0.1 * (1 + k + 2 * t)));
+            }
+    fx_finish(doc);
+    xpb_report *r = build(&doc, 1);
+    const xpb_report_block *k = figure_block(r, XPB_BLOCK_HEATMAP, "surfaces-map-0");
+    assert_non_null(k);
+    assert_null(figure_block(r, XPB_BLOCK_HEATMAP, "surfaces-map-1"));
+    const struct xpb_svg_heatmap *h = k->heatmap;
+    assert_string_equal(h->x_label, "threads");
+    assert_string_equal(h->y_label, "batch");
+    assert_int_equal(h->n_cols, 2);
+    assert_int_equal(h->n_rows, 2);
+    assert_string_equal(h->col_labels[1], "2");
+    assert_string_equal(h->row_labels[1], "64");
+    for (int row = 0; row < 2; row++)
+        for (int col = 0; col < 2; col++)
+            assert_true(close_to(h->values[row * 2 + col], 100 * 0.1 * (1 + row + 2 * col), 1e-12));
+    const xpb_report_table *t = table(r, "surfaces-table-0");
+    assert_int_equal(t->n_rows, 2);
+    for (size_t i = 0; i < t->n_rows * t->n_cols; i++)
+        if (t->cells[i].kind == XPB_CELL_NUMBER)
+            assert_true(source_value(&doc, t->cells[i].src) == t->cells[i].v);
+    assert_true(cell(t, "batch \\ threads", "64", "1")->v == 0.2);
+    /* speedup against parameter count: the four comparisons of the grid */
+    const xpb_report_block *sp = figure_block(r, XPB_BLOCK_SCATTER, "surfaces-speedup-params");
+    assert_non_null(sp);
+    assert_int_equal(sp->scatter->n_points, 4);
+    assert_true(sp->scatter->points[0].x == 1000);
+    /* no profile on a device with a bandwidth: no roofline, said in one line */
+    int said = 0;
+    for (size_t s = 0; s < r->n_sections; s++)
+        if (strcmp(r->sections[s].id, "roofline") == 0)
+            said = r->sections[s].n_blocks == 1 &&
+                   strncmp(r->sections[s].blocks[0].text, "No roofline", 11) == 0;
+    assert_true(said);
+    xpb_report_free(r);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_precision),
         cmocka_unit_test(test_batch_fits),
         cmocka_unit_test(test_threads_energy_interference),
+        cmocka_unit_test(test_surfaces),
         cmocka_unit_test(test_version_1),
         cmocka_unit_test(test_two_files),
         cmocka_unit_test(test_empty_and_bad),

@@ -511,8 +511,8 @@ static void test_override_errors(void **state)
                      "--set batch=[]: batch: expected an integer 1..65536 "
                      "or a non-empty list of them, found an empty list");
     expect_set_error(minimal, "batch={a: 1}",
-                     "--set batch={a: 1}: batch: expected an integer 1..65536 or a non-empty "
-                     "list of them, found a mapping");
+                     "--set batch={a: 1}: batch: expected a range's key (from, to, times or "
+                     "step), found 'a'");
     expect_set_error(minimal, "batch=[32",
                      "--set batch=[32: invalid YAML: did not find expected ',' or ']' (while "
                      "parsing a flow sequence at 1:1)");
@@ -618,8 +618,8 @@ static void test_error_unknown_keys(void **state)
                  "t.yaml:2:1: expected a top-level key, found 'run' (did you mean 'runs'?)");
     expect_error(
         "name: x\nbatch: 3\nruns:\n  - model: a\n",
-        "t.yaml:2:1: expected a top-level key (name, description, output, baseline, data_dir, defaults, "
-        "runs), found 'batch' (run keys go under 'defaults' or into a run)");
+        "t.yaml:2:1: expected a top-level key (name, description, output, baseline, data_dir, "
+        "max_runs, defaults, runs), found 'batch' (run keys go under 'defaults' or into a run)");
     expect_error("name: x\ndefaults:\n  modle: a\nruns:\n  - model: a\n",
                  "t.yaml:3:3: expected a run key, found 'modle' (did you mean 'model'?)");
     expect_error("name: x\ndefaults:\n  name: a\nruns:\n  - model: a\n",
@@ -636,8 +636,8 @@ static void test_error_wrong_types(void **state)
     expect_error("name: x\nruns:\n  - model: conv6\n    batch: 1.5\n",
                  "t.yaml:4:12: batch: expected an integer 1..65536, found '1.5'");
     expect_error("name: x\nruns:\n  - model: conv6\n    batch: {a: 1}\n",
-                 "t.yaml:4:12: batch: expected an integer 1..65536 or a non-empty list of "
-                 "them, found a mapping");
+                 "t.yaml:4:13: batch: expected a range's key (from, to, times or step), found "
+                 "'a'");
     expect_error("name: x\nruns:\n  - model: conv6\n    batch: [1, [2]]\n",
                  "t.yaml:4:16: batch: expected an integer 1..65536 in the list, found a list");
     expect_error("name: x\nruns:\n  - model: conv6\n    batch: []\n",
@@ -676,8 +676,8 @@ static void test_error_wrong_types(void **state)
     expect_error("name: x\nruns:\n  - model: a\n    params: {depth: }\n",
                  "t.yaml:4:21: params.depth: expected a value, found nothing");
     expect_error("name: x\nruns:\n  - model: a\n    params: {depth: {a: 1}}\n",
-                 "t.yaml:4:21: params.depth: expected a value or a non-empty list of them, "
-                 "found a mapping");
+                 "t.yaml:4:22: params.depth: expected a range's key (from, to, times or step), "
+                 "found 'a'");
     expect_error("name: x\nruns:\n  - model: a\n    params: {variant: x}\n",
                  "t.yaml:4:14: params: expected a model parameter other than the variant (set "
                  "the run key 'variant'), found 'variant'");

@@ -1,7 +1,9 @@
 /* Time to accuracy, on constructed runs (core/run/tta_score.c, tta_record.c, results/view.c,
  * results/tta_table.c): MLPerf's Olympic mean with runs that did not converge, the spread, the
  * energy sums, the reference-convergence flag, the "tta" record and how the results view and
- * the table read it back. The runs themselves are exercised by test_tta_run. */
+ * the table read it back, the run's numbers by name (view_fields.h) and the summaries the
+ * table and the leaderboard share (median epochs, runs outside the reference). The runs themselves
+ * are exercised by test_tta_run. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include "base/names.h"
 #include "results/tta_table.h"
 #include "results/view.h"
+#include "results/view_fields.h"
 #include "run/tta_record.h"
 #include "run/tta_score.h"
 
@@ -199,6 +202,29 @@ static void test_record_scores_and_sums_energy(void **state)
     assert_near(v.tta.runs[4].curve[3].accuracy, 0.4, 1e-12);
     assert_near(v.tta.norm_std, 0.5, 0);
 
+    /* its numbers by name, each at the path it names */
+    assert_near(xpb_results_field(&v, XPB_RF_TTA_SECONDS_MEAN), 30.0, 1e-12);
+    assert_near(xpb_results_field(&v, XPB_RF_TTA_SECONDS_CONVERGED), 4, 0);
+    assert_near(xpb_results_field(&v, XPB_RF_TTA_JOULES_RUNS), 5, 0);
+    assert_near(xpb_results_field(&v, XPB_RF_TTA_MAX_EPOCHS), 4, 0);
+    assert_true(isnan(xpb_results_field(&v, XPB_RF_TTA_REFERENCE_EPOCHS))); /* null */
+    assert_true(isnan(xpb_results_field(&v, XPB_RF_THROUGHPUT_MEDIAN)));    /* no metrics */
+    assert_string_equal(xpb_results_field_path(XPB_RF_TTA_TARGET), "tta.target");
+    for (int f = XPB_RF_TTA_TARGET; f < XPB_RF_COUNT; f++) {
+        const json_t *x = run;
+        char path[64];
+        snprintf(path, sizeof path, "%s", xpb_results_field_path((enum xpb_results_field)f));
+        for (char *key = strtok(path, "."); key && x; key = strtok(NULL, "."))
+            x = json_object_get(x, key);
+        double want = json_is_number(x) ? json_number_value(x) : NAN;
+        double got = xpb_results_field(&v, (enum xpb_results_field)f);
+        if (!(got == want || (isnan(got) && isnan(want))))
+            fail_msg("%s: %g in the view, %g in the document",
+                     xpb_results_field_path((enum xpb_results_field)f), got, want);
+    }
+    assert_near(xpb_results_tta_median_epochs(&v.tta), 4.0, 0);
+    assert_int_equal(xpb_results_tta_outside(&v.tta), 0);
+
     struct xpb_results_doc doc = {0};
     doc.n_runs = 1;
     doc.runs = &v;
@@ -220,6 +246,28 @@ static void test_record_scores_and_sums_energy(void **state)
     xpb_tta_result_free(&res);
 }
 
+/* The median of the converged runs' epochs (an even count averages the middle two) and the
+ * runs flagged outside the reference, on runs made by hand. */
+static void test_summaries(void **state)
+{
+    (void)state;
+    struct xpb_results_tta_run runs[4] = {
+        {.converged = 1, .epochs = 2.0, .outside_reference = 0},
+        {.converged = 1, .epochs = 4.0, .outside_reference = 1},
+        {.converged = 0, .epochs = NAN, .outside_reference = 0},
+        {.converged = 1, .epochs = 3.5, .outside_reference = XPB_RESULTS_NO_BOOL},
+    };
+    struct xpb_results_tta t = {.n_runs = 4, .runs = runs};
+    assert_near(xpb_results_tta_median_epochs(&t), 3.5, 0);
+    assert_int_equal(xpb_results_tta_outside(&t), 1);
+    t.n_runs = 2;
+    assert_near(xpb_results_tta_median_epochs(&t), 3.0, 0);
+    runs[0].converged = runs[1].converged = 0;
+    assert_true(isnan(xpb_results_tta_median_epochs(&t)));
+    t.n_runs = 0;
+    assert_int_equal(xpb_results_tta_outside(&t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_olympic_unmeasured_value_has_no_mean),
         cmocka_unit_test(test_reference_check),
         cmocka_unit_test(test_record_scores_and_sums_energy),
+        cmocka_unit_test(test_summaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

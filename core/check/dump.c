@@ -157,7 +157,7 @@ static json_t *optimizers_json(const xpb_model_program *mp)
 {
     json_t *list = json_array();
     for (uint32_t p = 0; mp->training && p < mp->n_phases; p++) {
-        json_t *e = json_object(), *o = xpb_optimizer_json(&mp->optimizers[p]);
+        json_t *e = json_object(), *o = xpb_optimizer_json(mp, p);
         json_object_set_new(e, "phase", json_string(mp->phases[p].name));
         json_object_update(e, o);
         json_decref(o);

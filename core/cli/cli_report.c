@@ -1,4 +1,5 @@
-/* `xpubench report FILES... [-o FILE] [--format html|md|csv] [--memory SIZE] [--title TEXT]`:
+/* `xpubench report FILES... [-o FILE] [--format html|md|csv] [--memory SIZE] [--title TEXT]
+ * [--surface-metric PATH]`:
  * turns results files into one report (core/report/report.h, docs/report.md): a
  * self-contained HTML page, or Markdown, or CSV, written atomically. */
 #include <jansson.h>
@@ -12,10 +13,11 @@
 #include "render/terminal.h"
 #include "report/report.h"
 #include "results/results.h"
+#include "results/view_fields.h"
 
 #define REPORT_USAGE                                                                               \
     "usage: xpubench report RESULTS.json... [-o FILE] [--format html|md|csv] [--memory SIZE]\n"    \
-    "                       [--title TEXT]\n"
+    "                       [--title TEXT] [--surface-metric PATH]\n"
 
 typedef struct report_args {
     const char **files;
@@ -32,14 +34,19 @@ static void help(void)
            "(docs/report.md):\nenvironment and provenance, backend speedups with 95%% "
            "intervals, fusion on/off with where\nthe step goes, precision with loss curves, "
            "memory and step time against batch with fitted\ncurves and projections, throughput "
-           "against threads, energy, disturbed runs, every run.\n\n"
+           "against threads,\nrooflines of profiled runs, heat maps over two swept axes and "
+           "speedup against parameter\ncount (ParaDnn's surfaces), energy, disturbed runs, every "
+           "run.\n\n"
            "  -o, --output FILE  write the report there (atomically); default: standard output\n"
            "  --format FORMAT    html (one self-contained page: inline CSS and SVG, no script), "
            "md\n                     (Markdown) or csv (the tables); default: from FILE's "
            "extension, else html\n"
            "  --memory SIZE      the memory budget of \"the largest batch that fits\" (16GiB, "
            "512MiB, bytes);\n                     default: each file's host memory\n"
-           "  --title TEXT       the report's title (default \"xpubench report\")\n\n"
+           "  --title TEXT       the report's title (default \"xpubench report\")\n"
+           "  --surface-metric PATH  the metric of the heat maps, a run's number by its JSON "
+           "path\n                     (metrics.flops_per_s, metrics.throughput.median ...); "
+           "default\n                     metrics.peak_fraction\n\n"
            "Exit codes: 0 written, 1 the report could not be written, 2 usage, 3 a results file "
            "is bad.\n");
 }
@@ -64,6 +71,15 @@ static int pick_format(report_args *a)
     return 0;
 }
 
+/* Whether `path` names a run's number (results/view_fields.h). */
+static int known_metric(const char *path)
+{
+    for (int f = 0; f < XPB_RF_COUNT; f++)
+        if (strcmp(xpb_results_field_path((enum xpb_results_field)f), path) == 0)
+            return 1;
+    return 0;
+}
+
 /* Parses argv; returns -1 after printing a usage error, 1 after --help, 0 otherwise. */
 static int parse_args(report_args *a, int argc, char **argv)
 {
@@ -71,7 +87,7 @@ static int parse_args(report_args *a, int argc, char **argv)
         const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0 ||
                     strcmp(arg, "--format") == 0 || strcmp(arg, "--memory") == 0 ||
-                    strcmp(arg, "--title") == 0;
+                    strcmp(arg, "--title") == 0 || strcmp(arg, "--surface-metric") == 0;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             help();
             return 1;
@@ -84,6 +100,15 @@ static int parse_args(report_args *a, int argc, char **argv)
             a->format_name = value;
         } else if (strcmp(arg, "--title") == 0) {
             a->opts.title = value;
+        } else if (strcmp(arg, "--surface-metric") == 0) {
+            if (!known_metric(value)) {
+                fprintf(stderr,
+                        "xpubench report: --surface-metric %s: expected the JSON path of a "
+                        "run's number, such as metrics.peak_fraction or metrics.flops_per_s\n",
+                        value);
+                return -1;
+            }
+            a->opts.surface_metric = value;
         } else if (strcmp(arg, "--memory") == 0) {
             if (xpb_report_parse_bytes(&a->opts.memory_budget_bytes, value) != 0) {
                 fprintf(stderr,

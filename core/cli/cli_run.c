@@ -30,6 +30,7 @@
 #include "run/runner.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_check.h"
+#include "scenario/scenario_guard.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -43,7 +44,7 @@ static void on_sigint(int sig)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--force] [--set KEY=VALUE]... "
-               "[--dump DIR]\n\n"
+               "[--dump DIR] [--yes]\n\n"
                "Runs every run of the scenario (docs/scenarios.md) and writes one results file\n"
                "(docs/results.md), created before the first run, marked incomplete until the\n"
                "last run is in it, rewritten atomically after each run. Default output: the\n"
@@ -54,14 +55,17 @@ static void usage(FILE *f)
                "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
                "  --dump DIR         write the first step of each run (initial parameters, the\n"
                "                     batch, losses, gradients) as .npy files + manifest.json\n"
-               "                     (docs/dump.md); several runs go to DIR/<run id>/\n\n"
+               "                     (docs/dump.md); several runs go to DIR/<run id>/\n"
+               "  --yes              start a scenario of more runs than its max_runs (default\n"
+               "                     100): the count and the least time are printed first\n\n"
                "Ctrl-C stops after the current step; finished runs stay in the results file,\n"
                "which then says the invocation was interrupted. A run that cannot be saved\n"
                "(disk full, file gone) stops the invocation and says what was not saved.\n"
                "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
                "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
                "Exit: 0 all runs ok or unsupported, 1 a run failed or could not be saved, 2 usage\n"
-               "(also: the output file exists), 3 bad scenario,\n"
+               "(also: the output file exists, more runs than the scenario's limit without --yes),\n"
+               "3 bad scenario,\n"
                "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
                "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
@@ -113,6 +117,7 @@ static void sanitize(char *out, size_t size, const char *id)
 typedef struct run_args {
     const char *path, *output, *dump;
     int force; /* --force: an existing results file may be replaced */
+    int yes; /* --yes: more runs than the scenario's limit may start */
     xpb_cli_sets sets;
 } run_args;
 
@@ -131,6 +136,8 @@ static int parse_args(run_args *a, int argc, char **argv, int *rc)
             a->force = 1;
         } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
             a->dump = argv[++i];
+        } else if (strcmp(argv[i], "--yes") == 0) {
+            a->yes = 1;
         } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
             if (xpb_cli_sets_add(&a->sets, "run", argv[++i])) {
                 *rc = XPB_EXIT_USAGE;
@@ -429,6 +436,14 @@ static xpb_status prepare(run_setup *su, const run_args *a, xpb_parallel *par, i
     }
     if (st == XPB_OK && (st = xpb_scenario_check_plugins(su->s, su->r, &err)))
         *rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
+    if (st == XPB_OK && writer) {
+        char size[160];
+        xpb_term_line(stderr, "xpubench run: %s: scenario '%s', %s", a->path, su->s->name,
+                      xpb_scenario_size_text(size, sizeof size, su->s));
+    }
+    /* before the output exists: a refused sweep leaves nothing behind */
+    if (st == XPB_OK && (st = xpb_scenario_guard(su->s, a->yes, &err)))
+        *rc = XPB_EXIT_USAGE;
     if (st == XPB_OK) {
         if (writer)
             xpb_scenario_warn_backends(su->s, su->r, stderr);

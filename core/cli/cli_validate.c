@@ -9,6 +9,7 @@
 #include "base/names.h"
 #include "scenario/scenario.h"
 #include "scenario/scenario_check.h"
+#include "scenario/scenario_guard.h"
 
 int xpb_cli_validate(int argc, char **argv)
 {
@@ -20,7 +21,8 @@ int xpb_cli_validate(int argc, char **argv)
             printf("usage: xpubench validate SCENARIO.yaml [--set KEY=VALUE]...\n\n"
                    "Checks a scenario (keys, types, ranges, sweeps; docs/scenarios.md) and each\n"
                    "run's model, backend and model parameters against the loaded plugins.\n"
-                   "Prints the expanded runs. Exit 0 when valid, 3 when not.\n\n");
+                   "Prints how many runs it expands to (and whether `run` needs --yes for\n"
+                   "them) and the runs. Exit 0 when valid, 3 when not.\n\n");
             xpb_scenario_print_keys(stdout);
             xpb_cli_sets_free(&sets);
             return XPB_EXIT_OK;
@@ -60,8 +62,13 @@ int xpb_cli_validate(int argc, char **argv)
         rc = st == XPB_NOT_FOUND ? XPB_EXIT_PLUGIN : XPB_EXIT_INPUT;
     } else {
         xpb_scenario_warn_backends(s, r, stderr);
-        printf("%s: valid scenario '%s', %zu run%s (sha256 %.12s)\n", path, s->name, s->n_runs,
-               s->n_runs == 1 ? "" : "s", s->sha256);
+        char size[160];
+        printf("%s: valid scenario '%s', %s (sha256 %.12s)\n", path, s->name,
+               xpb_scenario_size_text(size, sizeof size, s), s->sha256);
+        if (xpb_scenario_guard(s, 0, &err) != XPB_OK)
+            printf("  more than %zu runs: `xpubench run` starts them only with --yes (or set "
+                   "max_runs: %zu in the scenario)\n",
+                   xpb_scenario_run_limit(s), s->n_runs);
         for (size_t i = 0; i < s->n_runs; i++) {
             const xpb_run_config *c = &s->runs[i];
             printf("  %-40s %s/%s %s batch %u %s on %s\n", c->id, c->model,

@@ -162,12 +162,24 @@ void xpb_svg_text(struct xpb_text *t, double x, double y, const char *anchor, co
 void xpb_svg_open(struct xpb_text *t, const char *id, const char *title, double width,
                   double height)
 {
+    xpb_svg_open_class(t, id, NULL, title, width, height);
+}
+
+void xpb_svg_open_class(struct xpb_text *t, const char *id, const char *css_class,
+                        const char *title, double width, double height)
+{
     xpb_text_puts(t, "<figure id=\"");
     xpb_html(t, id);
     xpb_text_puts(t, "\"><figcaption>");
     xpb_html(t, title);
+    xpb_text_puts(t, "</figcaption>\n<svg ");
+    if (css_class) {
+        xpb_text_puts(t, "class=\"");
+        xpb_html(t, css_class);
+        xpb_text_puts(t, "\" ");
+    }
     xpb_text_printf(t,
-                    "</figcaption>\n<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+                    "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
                     "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\"><title>",
                     width, height, width, height);
     xpb_html(t, title);

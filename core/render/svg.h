@@ -57,6 +57,11 @@ void xpb_svg_text(struct xpb_text *t, double x, double y, const char *anchor, co
  * title is the caption; and its end, with a note under the chart (NULL: none). */
 void xpb_svg_open(struct xpb_text *t, const char *id, const char *title, double width,
                   double height);
+
+/* xpb_svg_open with a class on the <svg> element (NULL: none), for a page whose stylesheet
+ * styles its charts (the leaderboard's "chart bars"). */
+void xpb_svg_open_class(struct xpb_text *t, const char *id, const char *css_class,
+                        const char *title, double width, double height);
 void xpb_svg_close(struct xpb_text *t, const char *note);
 
 #endif

@@ -23,6 +23,7 @@ struct xpb_svg_bar {
 
 struct xpb_svg_bar_chart {
     const char *id, *title; /* the figure's id and caption */
+    const char *css_class;  /* the class of the <svg> element, or NULL (xpb_svg_open_class) */
     const char *note;       /* under the chart, or NULL */
     const char *axis_label;
     double scale;             /* from the values' unit to the axis' (display) unit */

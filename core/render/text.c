@@ -43,6 +43,17 @@ void xpb_text_add(struct xpb_text *t, const char *s, size_t n)
     t->data[t->len] = '\0';
 }
 
+void xpb_text_insert(struct xpb_text *t, size_t at, const char *s, size_t n)
+{
+    if (at > t->len || !reserve(t, n))
+        return;
+    if (t->len == 0)
+        t->data[0] = '\0'; /* a buffer allocated just now has no NUL yet */
+    memmove(t->data + at + n, t->data + at, t->len - at + 1); /* with the NUL */
+    memcpy(t->data + at, s, n);
+    t->len += n;
+}
+
 void xpb_text_puts(struct xpb_text *t, const char *s)
 {
     if (s)

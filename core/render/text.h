@@ -30,6 +30,10 @@ void xpb_text_puts(struct xpb_text *t, const char *s);
 /* Appends one byte. */
 void xpb_text_putc(struct xpb_text *t, char c);
 
+/* Inserts n bytes of s at offset `at` (at most len; a larger one inserts nothing), moving what
+ * follows: an answer is assembled around a large text in place, without a copy of it. */
+void xpb_text_insert(struct xpb_text *t, size_t at, const char *s, size_t n);
+
 /* Appends printf-style text. Never pass untrusted text through the format: escape it with
  * escape.h instead. */
 void xpb_text_printf(struct xpb_text *t, const char *fmt, ...)

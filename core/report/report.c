@@ -13,9 +13,10 @@
 #include "report/report_writers.h"
 
 static xpb_status (*const sections[])(xpb_report *) = {
-    xpb_report_env,          xpb_report_speedups, xpb_report_fusion, xpb_report_precision,
-    xpb_report_batch,        xpb_report_threads,  xpb_report_energy, xpb_report_tta,
-    xpb_report_interference, xpb_report_all_runs, xpb_report_method,
+    xpb_report_env,    xpb_report_speedups, xpb_report_fusion,       xpb_report_precision,
+    xpb_report_batch,  xpb_report_threads,  xpb_report_roofline,     xpb_report_surfaces,
+    xpb_report_energy, xpb_report_tta,      xpb_report_interference, xpb_report_all_runs,
+    xpb_report_method,
 };
 
 xpb_status xpb_report_build(xpb_report **out, json_t *const *docs, const char *const *names,

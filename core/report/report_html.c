@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "render/escape.h"
+#include "render/svg_heatmap.h"
+#include "render/svg_scatter.h"
 #include "report/report_cells.h"
 #include "report/report_chart.h"
 #include "report/report_writers.h"
@@ -146,6 +148,10 @@ static void section(struct xpb_text *out, const xpb_report_section *s)
             xpb_text_puts(out, "</p>\n");
         } else if (k->kind == XPB_BLOCK_TABLE) {
             table(out, k->table);
+        } else if (k->kind == XPB_BLOCK_HEATMAP) {
+            xpb_svg_heatmap(out, k->heatmap);
+        } else if (k->kind == XPB_BLOCK_SCATTER) {
+            xpb_svg_scatter(out, k->scatter);
         } else {
             xpb_report_chart(out, k->chart);
         }

@@ -92,7 +92,9 @@ void xpb_report_write_markdown(struct xpb_text *out, const xpb_report *r)
                 md_table(out, k->table);
             } else {
                 xpb_text_puts(out, "Chart: ");
-                md_escape(out, k->chart->title);
+                md_escape(out, k->kind == XPB_BLOCK_HEATMAP   ? k->heatmap->title
+                               : k->kind == XPB_BLOCK_SCATTER ? k->scatter->title
+                                                              : k->chart->title);
                 xpb_text_puts(out, " (drawn in the HTML report)\n\n");
             }
         }

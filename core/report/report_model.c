@@ -84,6 +84,24 @@ xpb_report_cell *xpb_report_row(xpb_report *r, xpb_report_table *t)
     return row;
 }
 
+xpb_status xpb_report_heatmap(xpb_report *r, xpb_report_section *s, const struct xpb_svg_heatmap *h)
+{
+    xpb_report_block *b = block_new(r, s, XPB_BLOCK_HEATMAP);
+    if (!b)
+        return XPB_OUT_OF_MEMORY;
+    b->heatmap = h;
+    return XPB_OK;
+}
+
+xpb_status xpb_report_scatter(xpb_report *r, xpb_report_section *s, const struct xpb_svg_scatter *c)
+{
+    xpb_report_block *b = block_new(r, s, XPB_BLOCK_SCATTER);
+    if (!b)
+        return XPB_OUT_OF_MEMORY;
+    b->scatter = c;
+    return XPB_OK;
+}
+
 xpb_chart *xpb_report_chart_new(xpb_report *r, xpb_report_section *s, xpb_chart_kind kind,
                                 const char *suffix, const char *title)
 {

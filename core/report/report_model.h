@@ -16,6 +16,8 @@
 #include "base/errmsg.h"
 #include "render/format.h"
 #include "render/svg_bars.h"
+#include "render/svg_heatmap.h"
+#include "render/svg_scatter.h"
 #include "report/report_opts.h"
 #include "results/view.h"
 
@@ -103,6 +105,8 @@ typedef enum xpb_block_kind {
     XPB_BLOCK_TEXT,
     XPB_BLOCK_TABLE,
     XPB_BLOCK_CHART,
+    XPB_BLOCK_HEATMAP, /* drawn by render/svg_heatmap.h */
+    XPB_BLOCK_SCATTER, /* drawn by render/svg_scatter.h (a roofline, speedup against size) */
 } xpb_block_kind;
 
 typedef struct xpb_report_block {
@@ -110,6 +114,8 @@ typedef struct xpb_report_block {
     const char *text; /* TEXT: a paragraph of plain text */
     xpb_report_table *table;
     xpb_chart *chart;
+    const struct xpb_svg_heatmap *heatmap; /* HEATMAP: in the report's arena */
+    const struct xpb_svg_scatter *scatter; /* SCATTER: in the report's arena */
 } xpb_report_block;
 
 typedef struct xpb_report_section {
@@ -152,6 +158,13 @@ xpb_report_cell *xpb_report_row(xpb_report *r, xpb_report_table *t);
 /* A new chart at the end of `s`; its id is "<section id>-<suffix>". NULL when out of memory. */
 xpb_chart *xpb_report_chart_new(xpb_report *r, xpb_report_section *s, xpb_chart_kind kind,
                                 const char *suffix, const char *title);
+
+/* Appends a heat map or a scatter chart that lives in the report's arena (the caller built it
+ * there, with its id, title and arrays) at the end of `s`. XPB_OK or XPB_OUT_OF_MEMORY. */
+xpb_status xpb_report_heatmap(xpb_report *r, xpb_report_section *s,
+                              const struct xpb_svg_heatmap *h);
+xpb_status xpb_report_scatter(xpb_report *r, xpb_report_section *s,
+                              const struct xpb_svg_scatter *c);
 
 /* A new empty series of `c`; NULL when out of memory. */
 xpb_chart_series *xpb_chart_series_new(xpb_report *r, xpb_chart *c, const char *label,

@@ -12,6 +12,9 @@ typedef struct xpb_report_opts {
     double memory_budget_bytes;
     /* Shown as the page's title; NULL: "xpubench report". */
     const char *title;
+    /* The metric of the heat maps (report_surface.c), a path of results/view_fields.h
+     * ("metrics.flops_per_s"); NULL: "metrics.peak_fraction". */
+    const char *surface_metric;
 } xpb_report_opts;
 
 typedef enum xpb_report_format {

@@ -28,6 +28,15 @@ xpb_status xpb_report_batch(xpb_report *r);
 /* report_threads.c: throughput against threads with the scaling over the fewest threads. */
 xpb_status xpb_report_threads(xpb_report *r);
 
+/* report_roofline.c: for every profiled run on a device with a known peak and bandwidth, its
+ * ops by kind and its whole step against both ceilings (a log-log chart and a table). */
+xpb_status xpb_report_roofline(xpb_report *r);
+
+/* report_surface.c: ParaDnn's surfaces: a heat map of a metric (r->opts.surface_metric, the
+ * fraction of peak by default) over every two swept axes, and speedup against parameter
+ * count. */
+xpb_status xpb_report_surfaces(xpb_report *r);
+
 /* report_energy.c: samples/s, W and samples/J at batch 1 and 128 (the study's energy table),
  * every measured run's joules, and why energy was not measured where it was not. */
 xpb_status xpb_report_energy(xpb_report *r);

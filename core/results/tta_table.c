@@ -39,8 +39,7 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* The median epochs-to-target of the converged runs; NaN without any. */
-static double median_epochs(const struct xpb_results_tta *t)
+double xpb_results_tta_median_epochs(const struct xpb_results_tta *t)
 {
     double v[64];
     size_t n = 0;
@@ -51,6 +50,14 @@ static double median_epochs(const struct xpb_results_tta *t)
         return NAN;
     qsort(v, n, sizeof v[0], by_value);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+size_t xpb_results_tta_outside(const struct xpb_results_tta *t)
+{
+    size_t outside = 0;
+    for (size_t i = 0; i < t->n_runs; i++)
+        outside += t->runs[i].outside_reference == 1;
+    return outside;
 }
 
 /* The share of the timed region the training waited for the input pipeline, over every run. */
@@ -120,7 +127,7 @@ static void cell(char *buf, size_t size, const struct xpb_results_run *run, int 
             snprintf(buf, size, "-");
         break;
     case COL_EPOCHS:
-        num(buf, size, "%.2f", median_epochs(t));
+        num(buf, size, "%.2f", xpb_results_tta_median_epochs(t));
         break;
     case COL_ENERGY:
         num(buf, size, "%.0f", t->joules.mean);
@@ -128,16 +135,13 @@ static void cell(char *buf, size_t size, const struct xpb_results_run *run, int 
     case COL_WAIT:
         num(buf, size, "%.2f", wait_share(t));
         break;
-    case COL_REF: {
-        int outside = 0;
-        for (size_t i = 0; i < t->n_runs; i++)
-            outside += t->runs[i].outside_reference == 1;
+    case COL_REF:
         if (!isfinite(t->reference_epochs))
             snprintf(buf, size, "-");
         else
-            snprintf(buf, size, "%.2f%s", t->reference_epochs, outside ? " !" : "");
+            snprintf(buf, size, "%.2f%s", t->reference_epochs,
+                     xpb_results_tta_outside(t) ? " !" : "");
         break;
-    }
     default:
         buf[0] = 0;
     }

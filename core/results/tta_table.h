@@ -11,6 +11,14 @@
 /* Whether run is a finished time-to-accuracy run (status ok, a "tta" object). */
 int xpb_results_run_is_tta(const struct xpb_results_run *run);
 
+/* The median of the epochs to target of t's runs that converged (of the first 64); NaN
+ * when none did. The table's "epochs" and the leaderboard's. */
+double xpb_results_tta_median_epochs(const struct xpb_results_tta *t);
+
+/* How many of t's runs converged outside the reference convergence point
+ * (outside_reference): the table's "!" and the leaderboard's flag. */
+size_t xpb_results_tta_outside(const struct xpb_results_tta *t);
+
 /* Prints the table of v's finished tta runs to f; nothing when it has none. */
 void xpb_results_print_tta(FILE *f, const struct xpb_results_doc *v);
 

@@ -111,10 +111,11 @@ static void read_config(struct xpb_results_config *c, xpb_arena *arena, const js
     c->min_time_s = num_of(o, "min_time_s");
     const json_t *opt = object_of(o, "optimizer");
     c->has_optimizer = opt != NULL;
-    c->optimizer = (struct xpb_results_optimizer){
-        str_of(opt, "kind"),         num_of(opt, "lr"),    num_of(opt, "momentum"),
-        num_of(opt, "weight_decay"), num_of(opt, "beta1"), num_of(opt, "beta2"),
-        num_of(opt, "eps")};
+    c->optimizer =
+        (struct xpb_results_optimizer){str_of(opt, "kind"),     num_of(opt, "lr"),
+                                       num_of(opt, "momentum"), num_of(opt, "weight_decay"),
+                                       num_of(opt, "beta1"),    num_of(opt, "beta2"),
+                                       num_of(opt, "eps"),      num_of(opt, "clip_grad_norm")};
     const json_t *params = object_of(o, "params");
     c->has_params = params != NULL;
     c->params = pairs_of(arena, params, &c->n_params);

@@ -40,8 +40,9 @@ struct xpb_results_number {
 };
 
 struct xpb_results_optimizer {
-    const char *kind; /* "sgd" or "adam" */
+    const char *kind; /* "sgd", "adam" or "adamw" */
     double lr, momentum, weight_decay, beta1, beta2, eps;
+    double clip_grad_norm; /* the global gradient norm clipped to; NaN: no clipping */
 };
 
 /* config: everything needed to repeat the run. */

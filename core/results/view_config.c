@@ -83,7 +83,7 @@ static int same_optimizer(const struct xpb_results_optimizer *x,
     return same_text(x->kind, y->kind) && same_number(x->lr, y->lr) &&
            same_number(x->momentum, y->momentum) && same_number(x->weight_decay, y->weight_decay) &&
            same_number(x->beta1, y->beta1) && same_number(x->beta2, y->beta2) &&
-           same_number(x->eps, y->eps);
+           same_number(x->eps, y->eps) && same_number(x->clip_grad_norm, y->clip_grad_norm);
 }
 
 static int same_params(const struct xpb_results_config *a, const struct xpb_results_config *b)

@@ -48,6 +48,25 @@ enum xpb_results_field {
     XPB_RF_MEMORY_BANDWIDTH,   /* v3: device.memory_bandwidth */
     XPB_RF_BYTES_PER_SAMPLE,   /* v3: model.bytes_per_sample */
     XPB_RF_TOKENS_PER_SAMPLE,  /* v3 */
+    /* time to accuracy (version 3): the run object tta and its scores */
+    XPB_RF_TTA_TARGET,
+    XPB_RF_TTA_EVAL_EVERY,
+    XPB_RF_TTA_MAX_EPOCHS,
+    XPB_RF_TTA_REFERENCE_EPOCHS,
+    XPB_RF_TTA_SECONDS_MEAN,
+    XPB_RF_TTA_SECONDS_MIN,
+    XPB_RF_TTA_SECONDS_MAX,
+    XPB_RF_TTA_SECONDS_STDEV,
+    XPB_RF_TTA_SECONDS_USED,
+    XPB_RF_TTA_SECONDS_CONVERGED,
+    XPB_RF_TTA_SECONDS_RUNS,
+    XPB_RF_TTA_JOULES_MEAN,
+    XPB_RF_TTA_JOULES_MIN,
+    XPB_RF_TTA_JOULES_MAX,
+    XPB_RF_TTA_JOULES_STDEV,
+    XPB_RF_TTA_JOULES_USED,
+    XPB_RF_TTA_JOULES_CONVERGED,
+    XPB_RF_TTA_JOULES_RUNS,
     XPB_RF_COUNT
 };
 

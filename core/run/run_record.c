@@ -45,8 +45,9 @@ json_t *xpb_run_config_json(const xpb_run_config *cfg)
     return c;
 }
 
-json_t *xpb_optimizer_json(const xpb_optimizer_desc *o)
+json_t *xpb_optimizer_json(const xpb_model_program *mp, uint32_t phase)
 {
+    const xpb_optimizer_desc *o = &mp->optimizers[phase];
     json_t *j = json_object();
     json_object_set_new(j, "kind",
                         json_string(o->kind == XPB_OPTIMIZER_ADAM    ? "adam"
@@ -58,6 +59,9 @@ json_t *xpb_optimizer_json(const xpb_optimizer_desc *o)
     json_object_set_new(j, "beta1", json_real(o->beta1));
     json_object_set_new(j, "beta2", json_real(o->beta2));
     json_object_set_new(j, "eps", json_real(o->eps));
+    double clip = phase < mp->graph->n_phases ? mp->graph->phases[phase].clip_max_norm : 0;
+    if (clip > 0)
+        json_object_set_new(j, "clip_grad_norm", json_real(clip));
     return j;
 }
 

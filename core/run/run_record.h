@@ -15,9 +15,10 @@
 /* The config object of a run. */
 json_t *xpb_run_config_json(const xpb_run_config *cfg);
 
-/* An optimizer as results and dump manifests write it: kind, lr, momentum, weight decay,
- * Adam's betas and eps. */
-json_t *xpb_optimizer_json(const xpb_optimizer_desc *o);
+/* The optimizer of training phase `phase` of mp as results and dump manifests write it: kind,
+ * lr, momentum, weight decay, Adam's betas and eps, and the gradient norm the phase clips to
+ * when it clips. A new reference, owned by the caller. */
+json_t *xpb_optimizer_json(const xpb_model_program *mp, uint32_t phase);
 
 /* The model object: parameters, FLOPs per sample, layers. */
 json_t *xpb_run_model_json(const xpb_model_program *mp);

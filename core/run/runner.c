@@ -169,7 +169,7 @@ static xpb_status prepare(run_state *r, const xpb_registry *registry)
         return st == XPB_OUT_OF_MEMORY ? st : XPB_INVALID_ARGUMENT;
     json_object_set_new(r->run, "model", xpb_run_model_json(r->mp));
     if (r->mp->training)
-        json_object_set_new(r->config, "optimizer", xpb_optimizer_json(&r->mp->optimizers[0]));
+        json_object_set_new(r->config, "optimizer", xpb_optimizer_json(r->mp, 0));
     return XPB_OK;
 }
 

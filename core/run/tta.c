@@ -224,7 +224,7 @@ static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
         json_object_set_new(describe, "device",
                             xpb_run_device_json(&train.s.info, xpb_plugin_caps(plugin)));
         if (config && train.mp->training)
-            json_object_set_new(config, "optimizer", xpb_optimizer_json(&train.mp->optimizers[0]));
+            json_object_set_new(config, "optimizer", xpb_optimizer_json(train.mp, 0));
     }
 
     xpb_meter m;

@@ -13,6 +13,7 @@
 
 #include "scenario/scenario_fields.h"
 #include "scenario/scenario_runs.h"
+#include "scenario/scenario_scalar.h"
 #include "scenario/scenario_set.h"
 #include "scenario/scenario_suggest.h"
 #include "base/sha256.h"
@@ -51,14 +52,15 @@ void xpb_scenario_free(xpb_scenario *s)
 }
 
 /* Everything one parse needs, so that the steps below stay small. */
-static const char *const top_keys[] = {"name",     "description", "output",  "baseline",
-                                       "data_dir", "defaults",    "runs"};
+static const char *const top_keys[] = {"name",     "description", "output",   "baseline",
+                                       "data_dir", "max_runs",    "defaults", "runs"};
 enum {
     TOP_NAME,
     TOP_DESCRIPTION,
     TOP_OUTPUT,
     TOP_BASELINE,
     TOP_DATA_DIR,
+    TOP_MAX_RUNS,
     TOP_DEFAULTS,
     TOP_RUNS,
     N_TOP
@@ -106,7 +108,7 @@ static xpb_status unknown_top_key(struct parse_state *ps, const struct xpb_ynode
     return xpb_err_set(
         ps->err, XPB_PARSE_ERROR,
         "%s: expected a top-level key (name, description, output, baseline, data_dir, "
-        "defaults, runs), found %s%s",
+        "max_runs, defaults, runs), found %s%s",
         where, found,
         xpb_skey_find(k->text, k->len) ? " (run keys go under 'defaults' or into a run)" : "");
 }
@@ -178,6 +180,17 @@ static xpb_status read_header(struct parse_state *ps)
         return fail_node(ps, base, "baseline", "a backend name");
     if (st == XPB_OK)
         st = copy_text(ps, &ps->s->baseline, base, "baseline", "a backend name", 1);
+    const struct xpb_ynode *max = ps->top[TOP_MAX_RUNS];
+    uint64_t runs = 0;
+    int negative, overflow;
+    char expected[48];
+    snprintf(expected, sizeof expected, "an integer 1..%u", XPB_SCENARIO_MAX_RUNS);
+    if (st == XPB_OK && max &&
+        (max->kind != XPB_YNODE_SCALAR || max->quoted ||
+         !xpb_scalar_integer(max->text, &runs, &negative, &overflow) || negative || overflow ||
+         runs < 1 || runs > XPB_SCENARIO_MAX_RUNS))
+        return fail_node(ps, max, "max_runs", expected);
+    ps->s->max_runs = (uint32_t)runs;
     return st;
 }
 

@@ -10,6 +10,7 @@
 #define XPB_CORE_SCENARIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "base/errmsg.h"
@@ -27,6 +28,9 @@ typedef struct xpb_scenario {
     /* SHA-256 (hex) of the file's bytes, followed for each --set option, in order, by a NUL
      * byte and the option's text. Without options it is the file's plain sha256sum. */
     char sha256[65];
+    /* `max_runs:` the runs `xpubench run` may start without --yes (scenario_guard.h); 0: not
+     * set (XPB_SCENARIO_CONFIRM_RUNS) */
+    uint32_t max_runs;
     xpb_run_config *runs; /* expanded, in file order then sweep order */
     size_t n_runs;
 } xpb_scenario;

@@ -1,13 +1,14 @@
 /* YAML values of run keys -> typed values (scenario_convert.h). */
 #include "scenario/scenario_convert.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/names.h"
+#include "scenario/scenario_range.h"
+#include "scenario/scenario_scalar.h"
 
 xpb_status xpb_origin_status(const struct xpb_yorigin *origin)
 {
@@ -36,63 +37,6 @@ static xpb_status bad_value(const struct xpb_skey *key, const char *label, const
     xpb_ynode_describe(found, sizeof found, node);
     return xpb_err_set(err, xpb_origin_status(origin), "%s: %s: expected %s%s, found %s", where,
                        label, what, suffix, found);
-}
-
-/* Strict decimal integer: [+-]?[0-9]+ . Sets *overflow when it does not fit in 64 bits;
- * *negative for a '-' sign with a non-zero value. Returns 0 when the syntax is wrong. */
-static int parse_integer(const char *s, uint64_t *out, int *negative, int *overflow)
-{
-    int neg = 0;
-    uint64_t v = 0;
-    *overflow = 0;
-    if (*s == '+' || *s == '-')
-        neg = *s++ == '-';
-    if (*s == '\0')
-        return 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return 0;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            *overflow = 1;
-        else
-            v = v * 10 + d;
-    }
-    *negative = neg && v != 0;
-    *out = v;
-    return 1;
-}
-
-/* Strict decimal number: [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)? */
-static int parse_number(const char *s, double *out)
-{
-    const char *p = s;
-    int digits = 0;
-    if (*p == '+' || *p == '-')
-        p++;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++, digits++;
-    }
-    if (!digits)
-        return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            return 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p)
-        return 0;
-    errno = 0;
-    *out = strtod(s, NULL);
-    return 1;
 }
 
 /* YAML 1.1 booleans: true/false, yes/no, on/off in lower, capitalised and upper case. */
@@ -154,10 +98,10 @@ static int parse_scalar(struct xpb_svalue *out, const struct xpb_skey *key,
         return parse_choice(key, s, &out->u);
     case XPB_SKEY_UINT:
     case XPB_SKEY_U64:
-        return !scalar->quoted && parse_integer(s, &out->u, &negative, &overflow) && !negative &&
-               !overflow && out->u >= key->min && out->u <= key->max;
+        return !scalar->quoted && xpb_scalar_integer(s, &out->u, &negative, &overflow) &&
+               !negative && !overflow && out->u >= key->min && out->u <= key->max;
     case XPB_SKEY_FLOAT:
-        if (scalar->quoted || !parse_number(s, &out->f) || !isfinite(out->f) ||
+        if (scalar->quoted || !xpb_scalar_number(s, &out->f) || !isfinite(out->f) ||
             out->f < key->fmin || out->f > key->fmax)
             return 0;
         if (out->f == 0)
@@ -192,7 +136,43 @@ xpb_status xpb_skey_convert(struct xpb_svalue *out, const struct xpb_skey *key, 
 void xpb_svalues_free(struct xpb_svalues *v)
 {
     free(v->items);
+    free(v->generated);
     memset(v, 0, sizeof *v);
+}
+
+/* The values of the range `map` for `key`: its ends must be values of the key, then every
+ * value it gives is converted as a list's item would be. */
+static xpb_status range_values(struct xpb_svalues *out, const struct xpb_skey *key,
+                               const char *label, const struct xpb_ynode *map,
+                               const struct xpb_yorigin *origin, xpb_err *err)
+{
+    struct xpb_srange r;
+    struct xpb_svalue end;
+    size_t n;
+    const xpb_status bad = xpb_origin_status(origin);
+    xpb_status st = xpb_srange_read(&r, map, label, bad, origin, err);
+    if (st == XPB_OK)
+        st = xpb_skey_convert(&end, key, label, r.from, origin, err);
+    if (st == XPB_OK)
+        st = xpb_skey_convert(&end, key, label, r.to, origin, err);
+    if (st == XPB_OK)
+        st = xpb_srange_values(&out->generated, &n, &r,
+                               key->type == XPB_SKEY_UINT || key->type == XPB_SKEY_U64, label, bad,
+                               origin, err);
+    if (st != XPB_OK)
+        return st;
+    if (!(out->items = calloc(n, sizeof *out->items))) {
+        xpb_svalues_free(out);
+        return xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
+    }
+    out->n = n;
+    out->swept = 1;
+    for (size_t i = 0; i < n; i++)
+        if ((st = xpb_skey_convert(&out->items[i], key, label, &out->generated[i], origin, err))) {
+            xpb_svalues_free(out);
+            return st;
+        }
+    return XPB_OK;
 }
 
 xpb_status xpb_svalues_convert(struct xpb_svalues *out, const struct xpb_skey *key,
@@ -201,6 +181,8 @@ xpb_status xpb_svalues_convert(struct xpb_svalues *out, const struct xpb_skey *k
 {
     int list = value->kind == XPB_YNODE_SEQUENCE;
     memset(out, 0, sizeof *out);
+    if (value->kind == XPB_YNODE_MAPPING && xpb_srange_allowed(key->type))
+        return range_values(out, key, label, value, origin, err);
     if (value->kind == XPB_YNODE_MAPPING || (list && value->n_items == 0) ||
         (list && key->type == XPB_SKEY_LABEL))
         return bad_value(key, label,

@@ -22,16 +22,20 @@ xpb_status xpb_skey_convert(struct xpb_svalue *out, const struct xpb_skey *key, 
                             const struct xpb_ynode *scalar, const struct xpb_yorigin *origin,
                             xpb_err *err);
 
-/* A field's converted values: one for a scalar, one per item for a list (a sweep axis). */
+/* A field's converted values: one for a scalar, one per item for a list or a range (a sweep
+ * axis). */
 struct xpb_svalues {
     struct xpb_svalue *items; /* owned: free with xpb_svalues_free */
     size_t n;
-    int swept; /* written as a list: an axis even with one item */
+    int swept;                   /* written as a list or a range: an axis even with one item */
+    struct xpb_ynode *generated; /* owned: the scalars a range gave (scenario_range.h), which
+                                    the items borrow; NULL for a written list */
 };
 
-/* Converts `value` for `key`: a scalar, or a non-empty list of scalars (not for LABEL). On
- * success *out owns a new array; on failure *out is empty and err holds the message.
- * Returns XPB_OK, xpb_origin_status(origin) or XPB_OUT_OF_MEMORY. */
+/* Converts `value` for `key`: a scalar, a non-empty list of scalars (not for LABEL), or for an
+ * integer, number or model parameter a range (scenario_range.h), whose ends are checked as the
+ * key's values. On success *out owns a new array; on failure *out is empty and err holds the
+ * message. Returns XPB_OK, xpb_origin_status(origin) or XPB_OUT_OF_MEMORY. */
 xpb_status xpb_svalues_convert(struct xpb_svalues *out, const struct xpb_skey *key,
                                const char *label, const struct xpb_ynode *value,
                                const struct xpb_yorigin *origin, xpb_err *err);

@@ -8,5 +8,8 @@
 /* ... and so are sweeps whose expanded runs would take more memory than this (ids, names,
  * model parameters): 1 MiB of YAML could otherwise ask for gigabytes. */
 #define XPB_SCENARIO_MAX_EXPANDED_BYTES (256u * 1024u * 1024u)
+/* `xpubench run` starts a scenario of more runs than this only with --yes or the scenario's
+ * own `max_runs` (scenario_guard.h): a range can turn one line into thousands of runs. */
+#define XPB_SCENARIO_CONFIRM_RUNS 100u
 
 #endif

@@ -106,19 +106,19 @@ void lb_api_list_results(struct lb_app *app, const struct lb_request *req, struc
     lb_base_url(base, sizeof base, app, req);
     /* written one submission at a time: the answer's text is all that is held, never the
      * JSON values of a hundred submissions' runs at once */
-    struct lb_buf *b = &res->body;
+    struct xpb_text *b = &res->body;
     res->status = 200;
     res->content_type = "application/json; charset=utf-8";
-    lb_buf_printf(b, "{\"total\":%lld,\"limit\":%lld,\"offset\":%lld,\"results\":[", total, limit,
-                  offset);
+    xpb_text_printf(b, "{\"total\":%lld,\"limit\":%lld,\"offset\":%lld,\"results\":[", total, limit,
+                    offset);
     for (size_t i = 0; i < n && !b->failed; i++) {
         json_t *item = list_item(db, &items[i], &f, base);
         if (i)
-            lb_buf_puts(b, ",");
-        lb_buf_json(b, item);
+            xpb_text_puts(b, ",");
+        lb_text_json(b, item);
         json_decref(item);
     }
-    lb_buf_puts(b, "]}\n");
+    xpb_text_puts(b, "]}\n");
 done_db:
     free(items);
     lb_pool_put(app->pool, db);
@@ -130,7 +130,7 @@ void lb_api_get_result(struct lb_app *app, const struct lb_request *req, struct 
     xpb_err err;
     struct lb_db *db = lb_pool_get(app->pool);
     struct lb_submission_info info;
-    struct lb_buf *b = &res->body;
+    struct xpb_text *b = &res->body;
     long long bytes = 0;
     xpb_status st = req->answers_bounded ? lb_store_document_bytes(&bytes, db, id, &err) : XPB_OK;
     if (st == XPB_OK && !lb_answer_fits(req, (size_t)bytes + ENVELOPE_BYTES, res)) {
@@ -157,20 +157,20 @@ void lb_api_get_result(struct lb_app *app, const struct lb_request *req, struct 
     json_t *envelope = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "url",
                                  page, "api_url", api, "received", info.received, "submitter",
                                  info.submitter, "content_hash", info.content_hash);
-    struct lb_buf head = {0};
+    struct xpb_text head = {0};
     if (envelope)
-        lb_buf_json(&head, envelope);
+        lb_text_json(&head, envelope);
     json_decref(envelope);
     if (!envelope || head.failed || head.len < 2) {
-        lb_buf_free(&head);
+        xpb_text_free(&head);
         lb_respond_error(res, 500, "out of memory");
         return;
     }
     head.len--; /* without the closing brace */
-    lb_buf_puts(&head, ",\"results\":");
-    lb_buf_insert(b, 0, head.data, head.len);
-    lb_buf_puts(b, "}\n");
-    lb_buf_free(&head);
+    xpb_text_puts(&head, ",\"results\":");
+    xpb_text_insert(b, 0, head.data, head.len);
+    xpb_text_puts(b, "}\n");
+    xpb_text_free(&head);
     res->status = 200;
     res->content_type = "application/json; charset=utf-8";
 }

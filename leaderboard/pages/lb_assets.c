@@ -53,6 +53,6 @@ int lb_asset(struct lb_response *res, const char *path)
     }
     res->status = 200;
     res->cache_seconds = 86400;
-    lb_buf_add(&res->body, (const char *)data, len);
+    xpb_text_add(&res->body, (const char *)data, len);
     return 1;
 }

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "pages/lb_escape.h"
 #include "pages/lb_page_cache.h"
 #include "pages/lb_page_table.h"
 #include "pages/lb_pages.h"
+#include "render/escape.h"
 #include "service/lb_filter.h"
 #include "store/lb_store.h"
 
@@ -19,41 +19,41 @@
 #define RECENT 12
 #define MAX_PAGE 100000
 
-static void select_menu(struct lb_buf *b, struct lb_db *db, const char *name, const char *label,
+static void select_menu(struct xpb_text *b, struct lb_db *db, const char *name, const char *label,
                         const char *current)
 {
     char **values = NULL;
     size_t n = 0;
     xpb_err err;
     lb_store_distinct(&values, &n, db, name, MENU_MAX + 1, &err);
-    lb_buf_printf(b, "<label>%s<select name=\"%s\"><option value=\"\">any</option>", label, name);
+    xpb_text_printf(b, "<label>%s<select name=\"%s\"><option value=\"\">any</option>", label, name);
     for (size_t i = 0; i < n && i < MENU_MAX; i++) {
-        lb_buf_puts(b, "<option value=\"");
-        lb_buf_html(b, values[i]);
-        lb_buf_puts(b, "\"");
+        xpb_text_puts(b, "<option value=\"");
+        xpb_html(b, values[i]);
+        xpb_text_puts(b, "\"");
         if (current && !strcmp(current, values[i]))
-            lb_buf_puts(b, " selected");
-        lb_buf_puts(b, ">");
-        lb_buf_html(b, values[i][0] ? values[i] : "(none)");
-        lb_buf_puts(b, "</option>");
+            xpb_text_puts(b, " selected");
+        xpb_text_puts(b, ">");
+        xpb_html(b, values[i][0] ? values[i] : "(none)");
+        xpb_text_puts(b, "</option>");
     }
     if (n > MENU_MAX)
-        lb_buf_printf(b, "<option value=\"\" disabled>(first %d shown)</option>", MENU_MAX);
-    lb_buf_puts(b, "</select></label>");
+        xpb_text_printf(b, "<option value=\"\" disabled>(first %d shown)</option>", MENU_MAX);
+    xpb_text_puts(b, "</select></label>");
     lb_store_free_strings(values, n);
 }
 
-static void number_input(struct lb_buf *b, const char *name, const char *label, long long value)
+static void number_input(struct xpb_text *b, const char *name, const char *label, long long value)
 {
-    lb_buf_printf(b, "<label>%s<input type=\"number\" name=\"%s\" min=\"1\"", label, name);
+    xpb_text_printf(b, "<label>%s<input type=\"number\" name=\"%s\" min=\"1\"", label, name);
     if (value > 0)
-        lb_buf_printf(b, " value=\"%lld\"", value);
-    lb_buf_puts(b, "></label>");
+        xpb_text_printf(b, " value=\"%lld\"", value);
+    xpb_text_puts(b, "></label>");
 }
 
-static void filter_form(struct lb_buf *b, struct lb_db *db, const struct lb_filter *f)
+static void filter_form(struct xpb_text *b, struct lb_db *db, const struct lb_filter *f)
 {
-    lb_buf_puts(b, "<div class=\"card\"><form class=\"filters\" method=\"get\" action=\"/\">");
+    xpb_text_puts(b, "<div class=\"card\"><form class=\"filters\" method=\"get\" action=\"/\">");
     select_menu(b, db, "model", "Model", f->model);
     select_menu(b, db, "variant", "Variant", f->variant);
     select_menu(b, db, "mode", "Mode", f->mode);
@@ -62,11 +62,11 @@ static void filter_form(struct lb_buf *b, struct lb_db *db, const struct lb_filt
     select_menu(b, db, "submitter", "Submitter", f->submitter);
     number_input(b, "batch", "Batch", f->batch);
     number_input(b, "world_size", "World size", f->world_size);
-    lb_buf_puts(b, "<button type=\"submit\">Filter</button>"
-                   "<a class=\"button plain\" href=\"/\">Reset</a></form></div>");
+    xpb_text_puts(b, "<button type=\"submit\">Filter</button>"
+                     "<a class=\"button plain\" href=\"/\">Reset</a></form></div>");
 }
 
-static void recent_list(struct lb_buf *b, struct lb_db *db)
+static void recent_list(struct xpb_text *b, struct lb_db *db)
 {
     struct lb_submission_info *items = NULL;
     size_t n = 0;
@@ -74,40 +74,40 @@ static void recent_list(struct lb_buf *b, struct lb_db *db)
     xpb_err err;
     if (lb_store_list(&items, &n, &total, db, NULL, RECENT, 0, &err) != XPB_OK)
         return;
-    lb_buf_puts(b, "<section class=\"card\" id=\"recent\"><header><h2>Recent submissions</h2>"
-                   "</header>");
+    xpb_text_puts(b, "<section class=\"card\" id=\"recent\"><header><h2>Recent submissions</h2>"
+                     "</header>");
     if (n == 0)
-        lb_buf_puts(b, "<p class=\"muted\">None yet.</p>");
+        xpb_text_puts(b, "<p class=\"muted\">None yet.</p>");
     else
-        lb_buf_puts(b, "<div class=\"table-wrap\"><table><thead><tr><th>Submission</th>"
-                       "<th>Submitter</th><th>Machine</th><th>Scenario</th><th class=\"num\">"
-                       "Runs</th><th>Received</th></tr></thead><tbody>");
+        xpb_text_puts(b, "<div class=\"table-wrap\"><table><thead><tr><th>Submission</th>"
+                         "<th>Submitter</th><th>Machine</th><th>Scenario</th><th class=\"num\">"
+                         "Runs</th><th>Received</th></tr></thead><tbody>");
     for (size_t i = 0; i < n; i++) {
         const struct lb_submission_info *s = &items[i];
-        lb_buf_puts(b, "<tr><td>");
+        xpb_text_puts(b, "<tr><td>");
         lb_page_submission_link(b, s->id);
-        lb_buf_puts(b, "</td><td>");
-        lb_buf_html(b, s->submitter);
-        lb_buf_puts(b, "</td><td class=\"machine\"");
+        xpb_text_puts(b, "</td><td>");
+        xpb_html(b, s->submitter);
+        xpb_text_puts(b, "</td><td class=\"machine\"");
         lb_page_machine_title(b, s->accelerators, s->cpu_model, s->os);
-        lb_buf_puts(b, "><b>");
-        lb_buf_html(b, s->accelerators[0] ? s->accelerators : s->cpu_model);
-        lb_buf_puts(b, "</b><span class=\"muted\">");
+        xpb_text_puts(b, "><b>");
+        xpb_html(b, s->accelerators[0] ? s->accelerators : s->cpu_model);
+        xpb_text_puts(b, "</b><span class=\"muted\">");
         if (s->accelerators[0]) {
-            lb_buf_puts(b, "host ");
-            lb_buf_html(b, s->cpu_model);
-            lb_buf_puts(b, " \xC2\xB7 ");
+            xpb_text_puts(b, "host ");
+            xpb_html(b, s->cpu_model);
+            xpb_text_puts(b, " \xC2\xB7 ");
         }
-        lb_buf_html(b, s->os);
-        lb_buf_puts(b, "</span></td><td>");
-        lb_buf_html(b, s->scenario);
-        lb_buf_printf(b, "</td><td class=\"num\">%d</td><td>", s->n_runs);
-        lb_buf_html(b, s->received);
-        lb_buf_puts(b, "</td></tr>");
+        xpb_html(b, s->os);
+        xpb_text_puts(b, "</span></td><td>");
+        xpb_html(b, s->scenario);
+        xpb_text_printf(b, "</td><td class=\"num\">%d</td><td>", s->n_runs);
+        xpb_html(b, s->received);
+        xpb_text_puts(b, "</td></tr>");
     }
     if (n > 0)
-        lb_buf_puts(b, "</tbody></table></div>");
-    lb_buf_puts(b, "</section>");
+        xpb_text_puts(b, "</tbody></table></div>");
+    xpb_text_puts(b, "</section>");
     free(items);
 }
 
@@ -138,67 +138,67 @@ static int read_view(struct lb_board_view *v, const struct lb_request *req, stru
     return 1;
 }
 
-static void page_intro(struct lb_buf *b, long long n_submissions, long long n_tables)
+static void page_intro(struct xpb_text *b, long long n_submissions, long long n_tables)
 {
-    lb_buf_puts(b, "<h1>Deep-learning training and inference, ranked</h1>"
-                   "<p class=\"lead\">Every result is the same model with the same maths and the "
-                   "same starting weights, run on a different machine or backend. Results whose "
-                   "95% intervals overlap share a rank (<a href=\"#rules\">how</a>). Pick a "
-                   "filter, sort any column, tick two rows to compare their machines.</p>");
-    lb_buf_printf(b,
-                  "<div class=\"stats\"><div class=\"stat\"><b>%lld</b><span>submissions"
-                  "</span></div><div class=\"stat\"><b>%lld</b><span>rankings</span></div></div>",
-                  n_submissions, n_tables);
+    xpb_text_puts(b, "<h1>Deep-learning training and inference, ranked</h1>"
+                     "<p class=\"lead\">Every result is the same model with the same maths and the "
+                     "same starting weights, run on a different machine or backend. Results whose "
+                     "95% intervals overlap share a rank (<a href=\"#rules\">how</a>). Pick a "
+                     "filter, sort any column, tick two rows to compare their machines.</p>");
+    xpb_text_printf(b,
+                    "<div class=\"stats\"><div class=\"stat\"><b>%lld</b><span>submissions"
+                    "</span></div><div class=\"stat\"><b>%lld</b><span>rankings</span></div></div>",
+                    n_submissions, n_tables);
 }
 
 /* "Tables 11-20 of 37" with links to the pages before and after. */
-static void table_pager(struct lb_buf *b, const struct lb_board_view *v, size_t shown,
+static void table_pager(struct xpb_text *b, const struct lb_board_view *v, size_t shown,
                         long long total)
 {
     long long first = (v->page - 1) * LB_TABLES_PER_PAGE;
     if (total <= LB_TABLES_PER_PAGE && v->page == 1)
         return;
-    lb_buf_printf(b,
-                  "<nav class=\"pager card\">Tables %lld\xE2\x80\x93%lld of %lld, those with "
-                  "the most submitters first.",
-                  shown ? first + 1 : first, first + (long long)shown, total);
+    xpb_text_printf(b,
+                    "<nav class=\"pager card\">Tables %lld\xE2\x80\x93%lld of %lld, those with "
+                    "the most submitters first.",
+                    shown ? first + 1 : first, first + (long long)shown, total);
     for (int step = -1; step <= 1; step += 2) {
         long long page = v->page + step;
         if (page < 1 || (page - 1) * LB_TABLES_PER_PAGE >= total)
             continue;
-        struct lb_buf q = {0};
+        struct xpb_text q = {0};
         lb_board_query(&q, &v->filter, v, page, v->offset);
-        lb_buf_puts(b, " <a href=\"/?");
-        lb_buf_html(b, q.data);
-        lb_buf_puts(b, step < 0 ? "\">\xE2\x86\x90 previous tables</a>"
-                                : "\">next tables \xE2\x86\x92</a>");
-        lb_buf_free(&q);
+        xpb_text_puts(b, " <a href=\"/?");
+        xpb_html(b, q.data);
+        xpb_text_puts(b, step < 0 ? "\">\xE2\x86\x90 previous tables</a>"
+                                  : "\">next tables \xE2\x86\x92</a>");
+        xpb_text_free(&q);
     }
-    lb_buf_puts(b, "</nav>");
+    xpb_text_puts(b, "</nav>");
 }
 
 /* The tables; a table that cannot be read says so, and its error goes to `failed`'s note. */
-static void tables(struct lb_buf *b, struct lb_db *db, const struct lb_board_view *v,
+static void tables(struct xpb_text *b, struct lb_db *db, const struct lb_board_view *v,
                    const struct lb_group *groups, size_t n, long long total,
                    struct lb_response *failed)
 {
-    lb_buf_puts(b, "<div class=\"toolbar\"><input type=\"search\" id=\"quick\" class=\"hidden\" "
-                   "placeholder=\"Quick filter: device, backend, submitter\xE2\x80\xA6\" "
-                   "aria-label=\"quick filter\"><span class=\"legend\"><i class=\"acc\"></i>"
-                   "GPU or accelerator<i class=\"cpu\"></i>CPU<i class=\"unk\"></i>device kind "
-                   "unknown</span></div>");
-    lb_buf_puts(b, "<form id=\"compare-form\" method=\"get\" action=\"/compare\">"
-                   "<div class=\"toolbar\"><button type=\"submit\">Compare two ticked "
-                   "submissions</button><span class=\"muted small\" id=\"compare-note\"></span>"
-                   "</div>");
+    xpb_text_puts(b, "<div class=\"toolbar\"><input type=\"search\" id=\"quick\" class=\"hidden\" "
+                     "placeholder=\"Quick filter: device, backend, submitter\xE2\x80\xA6\" "
+                     "aria-label=\"quick filter\"><span class=\"legend\"><i class=\"acc\"></i>"
+                     "GPU or accelerator<i class=\"cpu\"></i>CPU<i class=\"unk\"></i>device kind "
+                     "unknown</span></div>");
+    xpb_text_puts(b, "<form id=\"compare-form\" method=\"get\" action=\"/compare\">"
+                     "<div class=\"toolbar\"><button type=\"submit\">Compare two ticked "
+                     "submissions</button><span class=\"muted small\" id=\"compare-note\"></span>"
+                     "</div>");
     if (n == 0)
-        lb_buf_puts(b, "<div class=\"card empty\">No results match. Upload some with "
-                       "<code>xpubench upload results.json</code>.</div>");
+        xpb_text_puts(b, "<div class=\"card empty\">No results match. Upload some with "
+                         "<code>xpubench upload results.json</code>.</div>");
     xpb_err err;
     for (size_t i = 0; i < n; i++)
         if (lb_page_table(b, db, &groups[i], v, &err) != XPB_OK && !failed->internal[0])
             lb_note_internal(failed, err.msg); /* the page says "cannot be read now" */
-    lb_buf_puts(b, "</form>");
+    xpb_text_puts(b, "</form>");
     table_pager(b, v, n, total);
 }
 
@@ -221,7 +221,7 @@ static void render(struct lb_app *app, const struct lb_board_view *view, struct 
         lb_page_internal(res, err.msg);
         return;
     }
-    struct lb_buf *b = &res->body;
+    struct xpb_text *b = &res->body;
     lb_page_begin(b, "Rankings");
     page_intro(b, n_submissions, n_tables);
     filter_form(b, db, &v.filter);
@@ -240,18 +240,18 @@ void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_r
     if (!read_view(&v, req, res))
         return;
     /* the key is the view as parsed: other query parameters do not make other entries */
-    struct lb_buf key = {0};
+    struct xpb_text key = {0};
     lb_board_query(&key, &v.filter, &v, v.page, v.offset);
     unsigned long generation = atomic_load(&app->generation);
     if (key.data && lb_page_cache_get(app->pages, key.data, generation, xpb_now(), res)) {
-        lb_buf_free(&key);
+        xpb_text_free(&key);
         return;
     }
     if (req->may_defer && lb_filter_reads_runs(&v.filter)) {
         /* a page that reads runs is built off the connection threads, by one of the server's
          * LB_RENDERS render threads, so that it never stalls the other connections of its
          * thread; this answer stands when LB_RENDER_QUEUE pages wait for them already */
-        lb_buf_free(&key);
+        xpb_text_free(&key);
         res->retry_after = 2;
         lb_page_error(res, 503, "The rankings are busy: try again in a moment.");
         res->defer = 1;
@@ -260,5 +260,5 @@ void lb_page_board(struct lb_app *app, const struct lb_request *req, struct lb_r
     render(app, &v, res);
     if (key.data && res->status == 200)
         lb_page_cache_put(app->pages, key.data, generation, xpb_now(), res);
-    lb_buf_free(&key);
+    xpb_text_free(&key);
 }

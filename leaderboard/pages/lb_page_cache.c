@@ -69,7 +69,7 @@ int lb_page_cache_get(struct lb_page_cache *c, const char *key, unsigned long ge
             drop(c, e);
             break;
         }
-        lb_buf_add(&res->body, e->body, e->len);
+        xpb_text_add(&res->body, e->body, e->len);
         res->status = e->status;
         res->content_type = e->content_type;
         hit = !res->body.failed;

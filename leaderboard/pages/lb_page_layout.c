@@ -3,36 +3,37 @@
 #include <string.h>
 
 #include "pages/lb_assets.h"
-#include "pages/lb_escape.h"
 #include "pages/lb_pages.h"
+#include "render/escape.h"
 #include "store/lb_store.h"
 
-void lb_page_begin(struct lb_buf *b, const char *title)
+void lb_page_begin(struct xpb_text *b, const char *title)
 {
     const char *v = lb_asset_version();
-    lb_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                   "<title>");
-    lb_buf_html(b, title);
-    lb_buf_puts(b, " \xC2\xB7 xpubench leaderboard</title>");
+    xpb_text_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                     "<title>");
+    xpb_html(b, title);
+    xpb_text_puts(b, " \xC2\xB7 xpubench leaderboard</title>");
     /* an empty icon: browsers then do not ask for /favicon.ico */
-    lb_buf_puts(b, "<link rel=\"icon\" href=\"data:,\">");
-    lb_buf_printf(b, "<link rel=\"stylesheet\" href=\"/static/lb.css?v=%s\">", v);
-    lb_buf_printf(b, "<script defer src=\"/static/lb.js?v=%s\"></script>", v);
-    lb_buf_puts(b, "</head><body><header class=\"top\"><div class=\"inner\">"
-                   "<a class=\"brand\" href=\"/\">xpubench <span>leaderboard</span></a>"
-                   "<nav><a href=\"/\">Rankings</a><a href=\"/#recent\">Recent</a>"
-                   "<a href=\"/api/v1/results\">API</a></nav></div></header><main>");
+    xpb_text_puts(b, "<link rel=\"icon\" href=\"data:,\">");
+    xpb_text_printf(b, "<link rel=\"stylesheet\" href=\"/static/lb.css?v=%s\">", v);
+    xpb_text_printf(b, "<script defer src=\"/static/lb.js?v=%s\"></script>", v);
+    xpb_text_puts(b, "</head><body><header class=\"top\"><div class=\"inner\">"
+                     "<a class=\"brand\" href=\"/\">xpubench <span>leaderboard</span></a>"
+                     "<nav><a href=\"/\">Rankings</a><a href=\"/tta\">Time to accuracy</a>"
+                     "<a href=\"/#recent\">Recent</a>"
+                     "<a href=\"/api/v1/results\">API</a></nav></div></header><main>");
 }
 
-void lb_page_end(struct lb_buf *b)
+void lb_page_end(struct xpb_text *b)
 {
-    lb_buf_puts(b, "</main><footer class=\"bottom\">Results uploaded with "
-                   "<code>xpubench upload</code>. Same model, same maths, same starting weights "
-                   "on every backend. Throughput is the median over repeats, ranked with its 95% "
-                   "interval; speedups are against the best result on a CPU device of the same "
-                   "model, variant, mode, precision, batch and world size.</footer></body>"
-                   "</html>\n");
+    xpb_text_puts(b, "</main><footer class=\"bottom\">Results uploaded with "
+                     "<code>xpubench upload</code>. Same model, same maths, same starting weights "
+                     "on every backend. Throughput is the median over repeats, ranked with its 95% "
+                     "interval; speedups are against the best result on a CPU device of the same "
+                     "model, variant, mode, precision, batch and world size.</footer></body>"
+                     "</html>\n");
 }
 
 void lb_page_send(struct lb_response *res, int status)
@@ -43,16 +44,16 @@ void lb_page_send(struct lb_response *res, int status)
 
 void lb_page_error(struct lb_response *res, int status, const char *message)
 {
-    lb_buf_free(&res->body);
-    struct lb_buf *b = &res->body;
+    xpb_text_free(&res->body);
+    struct xpb_text *b = &res->body;
     char title[64];
     snprintf(title, sizeof title, "%d %s", status, lb_status_text(status));
     lb_page_begin(b, title);
-    lb_buf_puts(b, "<h1>");
-    lb_buf_html(b, title);
-    lb_buf_puts(b, "</h1><div class=\"card error-box\"><p>");
-    lb_buf_html(b, message);
-    lb_buf_puts(b, "</p><p><a href=\"/\">Back to the rankings</a></p></div>");
+    xpb_text_puts(b, "<h1>");
+    xpb_html(b, title);
+    xpb_text_puts(b, "</h1><div class=\"card error-box\"><p>");
+    xpb_html(b, message);
+    xpb_text_puts(b, "</p><p><a href=\"/\">Back to the rankings</a></p></div>");
     lb_page_end(b);
     lb_page_send(res, status);
 }
@@ -63,22 +64,22 @@ void lb_page_internal(struct lb_response *res, const char *what)
     lb_note_internal(res, what);
 }
 
-void lb_page_machine_title(struct lb_buf *b, const char *device, const char *cpu, const char *os)
+void lb_page_machine_title(struct xpb_text *b, const char *device, const char *cpu, const char *os)
 {
-    lb_buf_puts(b, " title=\"");
-    lb_buf_html_cut(b, device[0] ? device : cpu, LB_TEXT_MAX);
+    xpb_text_puts(b, " title=\"");
+    xpb_html_cut(b, device[0] ? device : cpu, LB_TEXT_MAX);
     if (device[0] && strcmp(device, cpu) != 0) {
-        lb_buf_puts(b, " \xC2\xB7 host ");
-        lb_buf_html_cut(b, cpu, LB_TEXT_MAX);
+        xpb_text_puts(b, " \xC2\xB7 host ");
+        xpb_html_cut(b, cpu, LB_TEXT_MAX);
     }
-    lb_buf_puts(b, " \xC2\xB7 ");
-    lb_buf_html_cut(b, os, LB_TEXT_MAX);
-    lb_buf_puts(b, "\"");
+    xpb_text_puts(b, " \xC2\xB7 ");
+    xpb_html_cut(b, os, LB_TEXT_MAX);
+    xpb_text_puts(b, "\"");
 }
 
-void lb_page_submission_link(struct lb_buf *b, long long id)
+void lb_page_submission_link(struct xpb_text *b, long long id)
 {
-    lb_buf_printf(b, "<a href=\"/submissions/%lld\">#%lld</a>", id, id);
+    xpb_text_printf(b, "<a href=\"/submissions/%lld\">#%lld</a>", id, id);
 }
 
 const char *lb_page_kind_class(const char *device_kind)

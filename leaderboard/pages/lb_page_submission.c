@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pages/lb_escape.h"
-#include "pages/lb_format.h"
 #include "pages/lb_pages.h"
-#include "pages/lb_svg.h"
+#include "render/escape.h"
+#include "render/format_si.h"
+#include "results/tta_table.h"
+#include "results/view.h"
 #include "store/lb_doc.h"
 #include "store/lb_store.h"
 
@@ -20,343 +21,391 @@
 #define ERROR_SHOWN 600
 
 /* A free text of the document, cut at TEXT_SHOWN bytes. */
-static void text(struct lb_buf *b, const char *s)
+static void text(struct xpb_text *b, const char *s)
 {
-    lb_buf_html_cut(b, s, TEXT_SHOWN);
+    xpb_html_cut(b, s, TEXT_SHOWN);
 }
 
 /* "and 12 more" after a list that showed `shown` of `n`. */
-static void more(struct lb_buf *b, size_t n, size_t shown, const char *sep)
+static void more(struct xpb_text *b, size_t n, size_t shown, const char *sep)
 {
     if (n > shown)
-        lb_buf_printf(b, "%s<span class=\"muted\">and %zu more (in the results JSON)</span>", sep,
-                      n - shown);
+        xpb_text_printf(b, "%s<span class=\"muted\">and %zu more (in the results JSON)</span>", sep,
+                        n - shown);
 }
 
-static void kv_text(struct lb_buf *b, const char *label, const char *value)
+static void kv_text(struct xpb_text *b, const char *label, const char *value)
 {
-    lb_buf_printf(b, "<dt>%s</dt><dd>", label);
+    xpb_text_printf(b, "<dt>%s</dt><dd>", label);
     text(b, value && *value ? value : "\xE2\x80\x94");
-    lb_buf_puts(b, "</dd>");
+    xpb_text_puts(b, "</dd>");
 }
 
-/* The device kind of a run: what a version-2 document says, else unknown. */
-static const char *run_kind(const json_t *run, int version)
+static void machine_card(struct xpb_text *b, const struct xpb_results_environment *env)
 {
-    const char *kind = version >= 2 ? lb_doc_str(json_object_get(run, "device"), "kind") : "";
-    return *kind ? kind : "unknown";
-}
-
-static void machine_card(struct lb_buf *b, const json_t *env)
-{
-    const json_t *cpu = json_object_get(env, "cpu");
-    lb_buf_puts(b, "<section class=\"card\"><header><h2>Machine</h2></header><dl class=\"kv\">");
-    kv_text(b, "CPU", lb_doc_str(cpu, "model"));
-    lb_buf_printf(b, "<dt>Cores</dt><dd>%.0f physical, %.0f logical</dd>", lb_doc_num(cpu, "cores"),
-                  lb_doc_num(cpu, "logical_cpus"));
-    lb_buf_puts(b, "<dt>Memory</dt><dd>");
-    lb_fmt_bytes(b, lb_doc_num(env, "memory_bytes"));
-    lb_buf_puts(b, "</dd>");
-    lb_buf_puts(b, "<dt>Accelerators</dt><dd>");
-    const json_t *accs = json_object_get(env, "accelerators");
-    if (json_array_size(accs) == 0)
-        lb_buf_puts(b, "none");
-    for (size_t i = 0; i < json_array_size(accs) && i < LIST_SHOWN; i++) {
-        const json_t *a = json_array_get(accs, i);
+    xpb_text_puts(b, "<section class=\"card\"><header><h2>Machine</h2></header><dl class=\"kv\">");
+    kv_text(b, "CPU", lb_doc_str(env->cpu.model));
+    xpb_text_printf(b, "<dt>Cores</dt><dd>%.0f physical, %.0f logical</dd>",
+                    lb_doc_num(env->cpu.cores), lb_doc_num(env->cpu.logical_cpus));
+    xpb_text_puts(b, "<dt>Memory</dt><dd>");
+    xpb_format_bytes(b, lb_doc_num(env->memory_bytes));
+    xpb_text_puts(b, "</dd>");
+    xpb_text_puts(b, "<dt>Accelerators</dt><dd>");
+    if (env->n_accelerators == 0)
+        xpb_text_puts(b, "none");
+    for (size_t i = 0; i < env->n_accelerators && i < LIST_SHOWN; i++) {
+        const struct xpb_results_accelerator *a = &env->accelerators[i];
         if (i)
-            lb_buf_puts(b, "<br>");
-        text(b, lb_doc_str(a, "name"));
-        if (*lb_doc_str(a, "driver")) {
-            lb_buf_puts(b, " <span class=\"muted\">driver ");
-            text(b, lb_doc_str(a, "driver"));
-            lb_buf_puts(b, "</span>");
+            xpb_text_puts(b, "<br>");
+        text(b, lb_doc_str(a->name));
+        if (*lb_doc_str(a->driver)) {
+            xpb_text_puts(b, " <span class=\"muted\">driver ");
+            text(b, a->driver);
+            xpb_text_puts(b, "</span>");
         }
     }
-    more(b, json_array_size(accs), LIST_SHOWN, "<br>");
-    lb_buf_puts(b, "</dd>");
-    kv_text(b, "OS", lb_doc_str(env, "os"));
-    kv_text(b, "Kernel", lb_doc_str(env, "kernel"));
-    lb_buf_puts(b, "</dl>");
-    const json_t *flags = json_object_get(cpu, "flags");
-    if (json_array_size(flags) > 0) {
-        lb_buf_printf(b, "<details><summary>%zu CPU flags</summary><p class=\"flags mono\">",
-                      json_array_size(flags));
-        for (size_t i = 0; i < json_array_size(flags) && i < LIST_SHOWN; i++) {
+    more(b, env->n_accelerators, LIST_SHOWN, "<br>");
+    xpb_text_puts(b, "</dd>");
+    kv_text(b, "OS", lb_doc_str(env->os));
+    kv_text(b, "Kernel", lb_doc_str(env->kernel));
+    xpb_text_puts(b, "</dl>");
+    if (env->cpu.n_flags > 0) {
+        xpb_text_printf(b, "<details><summary>%zu CPU flags</summary><p class=\"flags mono\">",
+                        env->cpu.n_flags);
+        for (size_t i = 0; i < env->cpu.n_flags && i < LIST_SHOWN; i++) {
             if (i)
-                lb_buf_puts(b, " ");
-            text(b, json_string_value(json_array_get(flags, i)));
+                xpb_text_puts(b, " ");
+            text(b, env->cpu.flags[i]);
         }
-        more(b, json_array_size(flags), LIST_SHOWN, " ");
-        lb_buf_puts(b, "</p></details>");
+        more(b, env->cpu.n_flags, LIST_SHOWN, " ");
+        xpb_text_puts(b, "</p></details>");
     }
-    lb_buf_puts(b, "</section>");
+    xpb_text_puts(b, "</section>");
 }
 
-static void software_card(struct lb_buf *b, const json_t *doc)
+static void software_card(struct xpb_text *b, const struct xpb_results_doc *doc)
 {
-    const json_t *env = json_object_get(doc, "environment");
-    const json_t *scenario = json_object_get(doc, "scenario");
-    lb_buf_puts(b, "<section class=\"card\"><header><h2>Software</h2></header><dl class=\"kv\">");
-    kv_text(b, "xpubench", lb_doc_str(json_object_get(doc, "tool"), "version"));
-    kv_text(b, "Compiler", lb_doc_str(env, "compiler"));
-    const json_t *libs = json_object_get(env, "libraries");
-    const char *name;
-    const json_t *value;
-    size_t n_libs = 0;
-    json_object_foreach((json_t *)libs, name, value)
-    {
-        if (n_libs++ == LIST_SHOWN)
-            break;
-        lb_buf_puts(b, "<dt>");
-        text(b, name);
-        lb_buf_puts(b, "</dt><dd>");
-        text(b, json_string_value(value));
-        lb_buf_puts(b, "</dd>");
+    const struct xpb_results_environment *env = &doc->environment;
+    const struct xpb_results_scenario *scenario = &doc->scenario;
+    xpb_text_puts(b, "<section class=\"card\"><header><h2>Software</h2></header><dl class=\"kv\">");
+    kv_text(b, "xpubench", lb_doc_str(doc->tool_version));
+    kv_text(b, "Compiler", lb_doc_str(env->compiler));
+    for (size_t i = 0; i < env->n_libraries && i < LIST_SHOWN; i++) {
+        xpb_text_puts(b, "<dt>");
+        text(b, env->libraries[i].key);
+        xpb_text_puts(b, "</dt><dd>");
+        text(b, env->libraries[i].value);
+        xpb_text_puts(b, "</dd>");
     }
-    if (json_object_size(libs) > LIST_SHOWN) {
-        lb_buf_puts(b, "<dt>Libraries</dt><dd>");
-        more(b, json_object_size(libs), LIST_SHOWN, "");
-        lb_buf_puts(b, "</dd>");
+    if (env->n_libraries > LIST_SHOWN) {
+        xpb_text_puts(b, "<dt>Libraries</dt><dd>");
+        more(b, env->n_libraries, LIST_SHOWN, "");
+        xpb_text_puts(b, "</dd>");
     }
-    kv_text(b, "Scenario", lb_doc_str(scenario, "name"));
-    lb_buf_puts(b, "<dt>Scenario hash</dt><dd class=\"mono small\">");
-    text(b, lb_doc_str(scenario, "sha256"));
-    lb_buf_puts(b, "</dd>");
-    const json_t *overrides = json_object_get(scenario, "overrides");
-    if (json_array_size(overrides) > 0) {
-        lb_buf_puts(b, "<dt>Overrides</dt><dd class=\"mono small\">");
-        for (size_t i = 0; i < json_array_size(overrides) && i < LIST_SHOWN; i++) {
+    kv_text(b, "Scenario", lb_doc_str(scenario->name));
+    xpb_text_puts(b, "<dt>Scenario hash</dt><dd class=\"mono small\">");
+    text(b, lb_doc_str(scenario->sha256));
+    xpb_text_puts(b, "</dd>");
+    if (scenario->n_overrides > 0) {
+        xpb_text_puts(b, "<dt>Overrides</dt><dd class=\"mono small\">");
+        for (size_t i = 0; i < scenario->n_overrides && i < LIST_SHOWN; i++) {
             if (i)
-                lb_buf_puts(b, "<br>");
-            text(b, json_string_value(json_array_get(overrides, i)));
+                xpb_text_puts(b, "<br>");
+            text(b, scenario->overrides[i]);
         }
-        more(b, json_array_size(overrides), LIST_SHOWN, "<br>");
-        lb_buf_puts(b, "</dd>");
+        more(b, scenario->n_overrides, LIST_SHOWN, "<br>");
+        xpb_text_puts(b, "</dd>");
     }
-    kv_text(b, "Created", lb_doc_str(doc, "created"));
-    lb_buf_puts(b, "</dl>");
-    const json_t *plugins = json_object_get(env, "plugins");
-    if (json_array_size(plugins) > 0) {
-        lb_buf_puts(b, "<h3>Plugins</h3><div class=\"table-wrap\"><table><thead><tr><th>Name"
-                       "</th><th>Kind</th><th>Version</th><th>ABI</th></tr></thead><tbody>");
-        for (size_t i = 0; i < json_array_size(plugins) && i < LIST_SHOWN; i++) {
-            const json_t *p = json_array_get(plugins, i);
-            lb_buf_puts(b, "<tr><td>");
-            text(b, lb_doc_str(p, "name"));
-            lb_buf_puts(b, "</td><td>");
-            text(b, lb_doc_str(p, "kind"));
-            lb_buf_puts(b, "</td><td>");
-            text(b, lb_doc_str(p, "version"));
-            lb_buf_puts(b, "</td><td>");
-            text(b, lb_doc_str(p, "abi"));
-            lb_buf_puts(b, "</td></tr>");
+    kv_text(b, "Created", lb_doc_str(doc->created));
+    xpb_text_puts(b, "</dl>");
+    if (env->n_plugins > 0) {
+        xpb_text_puts(b, "<h3>Plugins</h3><div class=\"table-wrap\"><table><thead><tr><th>Name"
+                         "</th><th>Kind</th><th>Version</th><th>ABI</th></tr></thead><tbody>");
+        for (size_t i = 0; i < env->n_plugins && i < LIST_SHOWN; i++) {
+            const struct xpb_results_plugin *p = &env->plugins[i];
+            xpb_text_puts(b, "<tr><td>");
+            text(b, lb_doc_str(p->name));
+            xpb_text_puts(b, "</td><td>");
+            text(b, lb_doc_str(p->kind));
+            xpb_text_puts(b, "</td><td>");
+            text(b, lb_doc_str(p->version));
+            xpb_text_puts(b, "</td><td>");
+            text(b, lb_doc_str(p->abi));
+            xpb_text_puts(b, "</td></tr>");
         }
-        lb_buf_puts(b, "</tbody></table></div>");
-        more(b, json_array_size(plugins), LIST_SHOWN, "");
+        xpb_text_puts(b, "</tbody></table></div>");
+        more(b, env->n_plugins, LIST_SHOWN, "");
     }
-    lb_buf_puts(b, "</section>");
+    xpb_text_puts(b, "</section>");
 }
 
 /* The run's first cells: id and status, workload, backend and device. */
-static void run_cells(struct lb_buf *b, const json_t *run, int version)
+static void run_cells(struct xpb_text *b, const struct xpb_results_run *run, int64_t version)
 {
-    const json_t *config = json_object_get(run, "config");
-    const json_t *device = json_object_get(run, "device");
-    const char *status = lb_doc_str(run, "status");
-    const json_t *ws = json_object_get(config, "world_size");
-    lb_buf_puts(b, "<tr><td><span class=\"mono\">");
-    text(b, lb_doc_str(run, "id"));
-    lb_buf_printf(b, "</span><br><span class=\"pill %s\">", strcmp(status, "ok") ? "bad" : "ok");
-    lb_buf_html(b, status);
-    lb_buf_puts(b, "</span></td><td>");
-    lb_buf_html(b, lb_doc_str(config, "model"));
-    if (*lb_doc_str(config, "variant")) {
-        lb_buf_puts(b, "/");
-        lb_buf_html(b, lb_doc_str(config, "variant"));
+    const struct xpb_results_config *config = &run->config;
+    const char *status = lb_doc_str(run->status);
+    xpb_text_puts(b, "<tr><td><span class=\"mono\">");
+    text(b, lb_doc_str(run->id));
+    xpb_text_printf(b, "</span><br><span class=\"pill %s\">", strcmp(status, "ok") ? "bad" : "ok");
+    xpb_html(b, status);
+    xpb_text_puts(b, "</span></td><td>");
+    xpb_html(b, lb_doc_str(config->model));
+    if (*lb_doc_str(config->variant)) {
+        xpb_text_puts(b, "/");
+        xpb_html(b, config->variant);
     }
-    lb_buf_puts(b, " <span class=\"muted small\">");
-    lb_buf_html(b, lb_doc_str(config, "mode"));
-    lb_buf_puts(b, " \xC2\xB7 ");
-    lb_buf_html(b, lb_doc_str(config, "precision"));
-    lb_buf_printf(b, " \xC2\xB7 batch %.0f \xC2\xB7 world size %lld</span></td><td>",
-                  lb_doc_num(config, "batch"),
-                  json_is_integer(ws) ? (long long)json_integer_value(ws) : 1LL);
-    lb_buf_html(b, lb_doc_str(config, "backend"));
-    lb_buf_printf(b, " <span class=\"muted small\">%s%.0f threads \xC2\xB7 ",
-                  json_is_true(json_object_get(config, "fusion")) ? "fused \xC2\xB7 " : "",
-                  lb_doc_num(config, "threads"));
-    lb_buf_html(b, lb_doc_str(config, "transfer"));
+    xpb_text_puts(b, " <span class=\"muted small\">");
+    xpb_html(b, lb_doc_str(config->mode));
+    xpb_text_puts(b, " \xC2\xB7 ");
+    xpb_html(b, lb_doc_str(config->precision));
+    xpb_text_printf(b, " \xC2\xB7 batch %.0f \xC2\xB7 world size %lld</span></td><td>",
+                    lb_doc_num(config->batch), (long long)xpb_results_run_world_size(run));
+    xpb_html(b, lb_doc_str(config->backend));
+    xpb_text_printf(b, " <span class=\"muted small\">%s%.0f threads \xC2\xB7 ",
+                    lb_doc_true(config->fusion) ? "fused \xC2\xB7 " : "",
+                    lb_doc_num(config->threads));
+    xpb_html(b, lb_doc_str(config->transfer));
     /* the device's name on one line, whole on hover: a long one cannot widen the column */
-    lb_buf_puts(b, "</span><br><span class=\"small clip\" title=\"");
-    lb_buf_html_cut(b, lb_doc_str(device, "name"), LB_TEXT_MAX);
-    lb_buf_puts(b, "\">");
-    text(b, lb_doc_str(device, "name"));
-    lb_buf_puts(b, "</span> <span class=\"pill kind\">");
-    text(b, run_kind(run, version));
-    lb_buf_puts(b, "</span></td>");
+    xpb_text_puts(b, "</span><br><span class=\"small clip\" title=\"");
+    xpb_html_cut(b, lb_doc_str(run->device.name), LB_TEXT_MAX);
+    xpb_text_puts(b, "\">");
+    text(b, lb_doc_str(run->device.name));
+    xpb_text_puts(b, "</span> <span class=\"pill kind\">");
+    text(b, lb_doc_kind(run, version));
+    xpb_text_puts(b, "</span></td>");
 }
 
 /* Throughput with its spread and interval, and step times. */
-static void speed_cells(struct lb_buf *b, const json_t *metrics)
+static void speed_cells(struct xpb_text *b, const struct xpb_results_metrics *m)
 {
-    const json_t *tp = json_object_get(metrics, "throughput");
-    const json_t *st = json_object_get(metrics, "step_time_s");
-    lb_buf_puts(b, "<td class=\"num\"><b>");
-    lb_fmt_num(b, lb_doc_num(tp, "median"), lb_doc_num(tp, "median") >= 100 ? 0 : 1);
-    lb_buf_puts(b, "</b><br><span class=\"muted small\">");
-    lb_fmt_num(b, lb_doc_num(tp, "min"), 0);
-    lb_buf_puts(b, "\xE2\x80\x93");
-    lb_fmt_num(b, lb_doc_num(tp, "max"), 0);
-    if (!isnan(lb_doc_num(tp, "ci95_low"))) {
-        lb_buf_puts(b, "<br>95% ");
-        lb_fmt_num(b, lb_doc_num(tp, "ci95_low"), 0);
-        lb_buf_puts(b, "\xE2\x80\x93");
-        lb_fmt_num(b, lb_doc_num(tp, "ci95_high"), 0);
+    xpb_text_puts(b, "<td class=\"num\"><b>");
+    xpb_format_grouped(b, m->throughput.median, m->throughput.median >= 100 ? 0 : 1);
+    xpb_text_puts(b, "</b><br><span class=\"muted small\">");
+    xpb_format_grouped(b, m->throughput.min, 0);
+    xpb_text_puts(b, "\xE2\x80\x93");
+    xpb_format_grouped(b, m->throughput.max, 0);
+    if (!isnan(m->throughput.ci95_low)) {
+        xpb_text_puts(b, "<br>95% ");
+        xpb_format_grouped(b, m->throughput.ci95_low, 0);
+        xpb_text_puts(b, "\xE2\x80\x93");
+        xpb_format_grouped(b, m->throughput.ci95_high, 0);
     } else {
-        lb_buf_puts(b, "<br>no interval");
+        xpb_text_puts(b, "<br>no interval");
     }
-    lb_buf_puts(b, "</span></td><td class=\"num\">");
-    lb_fmt_ms(b, lb_doc_num(st, "p50"));
-    lb_buf_puts(b, "<br><span class=\"muted small\">p95 ");
-    lb_fmt_ms(b, lb_doc_num(st, "p95"));
-    lb_buf_puts(b, " \xC2\xB7 p99 ");
-    lb_fmt_ms(b, lb_doc_num(st, "p99"));
-    lb_buf_puts(b, "</span></td>");
+    xpb_text_puts(b, "</span></td><td class=\"num\">");
+    xpb_format_ms(b, m->step_time_s.p50);
+    xpb_text_puts(b, "<br><span class=\"muted small\">p95 ");
+    xpb_format_ms(b, m->step_time_s.p95);
+    xpb_text_puts(b, " \xC2\xB7 p99 ");
+    xpb_format_ms(b, m->step_time_s.p99);
+    xpb_text_puts(b, "</span></td>");
 }
 
 /* Compute, memory, energy, losses and verification. */
-static void effort_cells(struct lb_buf *b, const json_t *run)
+static void effort_cells(struct xpb_text *b, const struct xpb_results_run *run)
 {
-    const json_t *metrics = json_object_get(run, "metrics");
-    const json_t *mem = json_object_get(metrics, "memory");
-    const json_t *energy = json_object_get(metrics, "energy");
-    const json_t *loss = json_object_get(metrics, "loss");
-    const json_t *ver = json_object_get(run, "verification");
-    lb_buf_puts(b, "<td class=\"num\">");
-    lb_fmt_si(b, lb_doc_num(metrics, "flops_per_s"), "FLOP/s");
-    double peak = lb_doc_num(metrics, "peak_fraction");
-    if (!isnan(peak))
-        lb_buf_printf(b, " <span class=\"muted small\">(%.1f%% of peak)</span>", peak * 100);
-    lb_buf_puts(b, "<br><span class=\"muted small\">");
-    lb_fmt_bytes(b, lb_doc_num(mem, "host_peak_rss_bytes"));
-    lb_buf_puts(b, " host");
-    if (!isnan(lb_doc_num(mem, "device_peak_bytes"))) {
-        lb_buf_puts(b, " \xC2\xB7 ");
-        lb_fmt_bytes(b, lb_doc_num(mem, "device_peak_bytes"));
-        lb_buf_puts(b, " device");
+    const struct xpb_results_metrics *m = &run->metrics;
+    xpb_text_puts(b, "<td class=\"num\">");
+    xpb_format_si(b, m->flops_per_s, "FLOP/s");
+    if (!isnan(m->peak_fraction))
+        xpb_text_printf(b, " <span class=\"muted small\">(%.1f%% of peak)</span>",
+                        m->peak_fraction * 100);
+    xpb_text_puts(b, "<br><span class=\"muted small\">");
+    xpb_format_bytes(b, lb_doc_num(m->memory.host_peak_rss_bytes));
+    xpb_text_puts(b, " host");
+    if (!isnan(lb_doc_num(m->memory.device_peak_bytes))) {
+        xpb_text_puts(b, " \xC2\xB7 ");
+        xpb_format_bytes(b, lb_doc_num(m->memory.device_peak_bytes));
+        xpb_text_puts(b, " device");
     }
-    lb_buf_puts(b, "</span></td><td class=\"num\">");
-    if (json_is_true(json_object_get(energy, "measured"))) {
-        lb_fmt_num(b, lb_doc_num(energy, "samples_per_joule"), 2);
-        lb_buf_puts(b, " /J<br><span class=\"muted small\">");
-        text(b, lb_doc_str(energy, "source"));
-        lb_buf_puts(b, "</span>");
+    xpb_text_puts(b, "</span></td><td class=\"num\">");
+    if (lb_doc_true(m->energy.measured)) {
+        xpb_format_grouped(b, m->energy.samples_per_joule, 2);
+        xpb_text_puts(b, " /J<br><span class=\"muted small\">");
+        text(b, lb_doc_str(m->energy.source));
+        xpb_text_puts(b, "</span>");
     } else {
-        lb_buf_puts(b, "<span class=\"muted small\">not measured</span>");
+        xpb_text_puts(b, "<span class=\"muted small\">not measured</span>");
     }
-    lb_buf_puts(b, "</td><td class=\"num\">");
-    lb_fmt_num(b, lb_doc_num(loss, "first"), 4);
-    lb_buf_puts(b, " \xE2\x86\x92 ");
-    lb_fmt_num(b, lb_doc_num(loss, "last"), 4);
-    lb_buf_puts(b, "<br><span class=\"small\">");
-    if (!json_is_true(json_object_get(ver, "requested")))
-        lb_buf_puts(b, "<span class=\"muted\">not verified</span>");
-    else if (json_is_true(json_object_get(ver, "verified")))
-        lb_buf_puts(b, "<span class=\"pill ok\">verified</span>");
+    xpb_text_puts(b, "</td><td class=\"num\">");
+    xpb_format_grouped(b, m->loss.first, 4);
+    xpb_text_puts(b, " \xE2\x86\x92 ");
+    xpb_format_grouped(b, m->loss.last, 4);
+    xpb_text_puts(b, "<br><span class=\"small\">");
+    if (!lb_doc_true(run->verification.requested))
+        xpb_text_puts(b, "<span class=\"muted\">not verified</span>");
+    else if (lb_doc_true(run->verification.verified))
+        xpb_text_puts(b, "<span class=\"pill ok\">verified</span>");
     else
-        lb_buf_puts(b, "<span class=\"pill bad\">verification failed</span>");
-    lb_buf_puts(b, "</span></td></tr>");
+        xpb_text_puts(b, "<span class=\"pill bad\">verification failed</span>");
+    xpb_text_puts(b, "</span></td></tr>");
 }
 
-static void run_row(struct lb_buf *b, const json_t *run, int version)
+/* One run of a time-to-accuracy result: its accuracy curve in short. */
+static void tta_curve(struct xpb_text *b, const struct xpb_results_tta *t,
+                      const struct xpb_results_tta_run *r)
+{
+    xpb_text_puts(b, "<li>seed ");
+    xpb_format_grouped(b, lb_doc_num(r->seed), 0);
+    if (r->converged == 1) {
+        xpb_text_puts(b, ": reached the target after ");
+        xpb_format_grouped(b, r->epochs, 2);
+        xpb_text_puts(b, " epochs, ");
+        xpb_format_grouped(b, r->seconds, 1);
+        xpb_text_puts(b, " s");
+        if (r->outside_reference == 1)
+            xpb_text_puts(b, " <span class=\"disturbed\" title=\"outside the reference "
+                             "convergence point\">!</span>");
+    } else {
+        xpb_text_puts(b, ": <span class=\"muted\">did not reach the target in ");
+        xpb_format_grouped(b, lb_doc_num(t->max_epochs), 0);
+        xpb_text_puts(b, " epochs</span>");
+    }
+    const struct xpb_results_tta_point *last = r->n_curve ? &r->curve[r->n_curve - 1] : NULL;
+    xpb_text_puts(b, "; final accuracy ");
+    xpb_format_grouped(b, r->final_accuracy, 4);
+    if (last) {
+        xpb_text_puts(b, " at ");
+        xpb_format_grouped(b, last->epochs, 2);
+        xpb_text_printf(b, " epochs (%zu evaluation%s)", r->n_curve, r->n_curve == 1 ? "" : "s");
+    }
+    xpb_text_puts(b, "</li>");
+}
+
+/* A time-to-accuracy run's cells: its scores to the target and each run's curve in short, where
+ * other runs show their throughput (it has none: docs/results.md, "Time to accuracy"). */
+static void tta_cells(struct xpb_text *b, const struct xpb_results_run *run)
+{
+    const struct xpb_results_tta *t = &run->tta;
+    xpb_text_puts(b, "<td colspan=\"5\"><b>time to accuracy</b> <span class=\"muted small\">");
+    text(b, lb_doc_str(t->dataset));
+    xpb_text_printf(b, " \xC2\xB7 target %.4f</span><br>", t->target);
+    xpb_text_printf(b, "reached %lld/%lld \xC2\xB7 ", lb_doc_int(t->seconds.converged, 0),
+                    lb_doc_int(t->seconds.runs, (long long)t->n_runs));
+    if (isnan(t->seconds.mean)) {
+        xpb_text_puts(b, "time to target: <span class=\"muted\">not reached</span>");
+    } else {
+        xpb_text_puts(b, "time to target <b>");
+        xpb_format_grouped(b, t->seconds.mean, 1);
+        xpb_text_puts(b, " s</b>");
+    }
+    if (!isnan(t->seconds.min) && !isnan(t->seconds.max)) {
+        xpb_text_puts(b, " <span class=\"muted small\">(");
+        xpb_format_grouped(b, t->seconds.min, 1);
+        xpb_text_puts(b, "\xE2\x80\x93");
+        xpb_format_grouped(b, t->seconds.max, 1);
+        xpb_text_puts(b, " s)</span>");
+    }
+    xpb_text_puts(b, " \xC2\xB7 energy ");
+    if (isnan(t->joules.mean))
+        xpb_text_puts(b, "<span class=\"muted\">not measured</span>");
+    else {
+        xpb_format_grouped(b, t->joules.mean, 0);
+        xpb_text_puts(b, " J");
+    }
+    xpb_text_puts(b, " \xC2\xB7 median ");
+    xpb_format_grouped(b, xpb_results_tta_median_epochs(t), 2);
+    xpb_text_puts(b, " epochs");
+    if (!isnan(t->reference_epochs)) {
+        xpb_text_puts(b, " <span class=\"muted small\">(reference ");
+        xpb_format_grouped(b, t->reference_epochs, 2);
+        xpb_text_puts(b, ")</span>");
+    }
+    xpb_text_puts(b, "<ul class=\"small tta-runs\">");
+    for (size_t i = 0; i < t->n_runs && i < LIST_SHOWN; i++)
+        tta_curve(b, t, &t->runs[i]);
+    xpb_text_puts(b, "</ul>");
+    more(b, t->n_runs, LIST_SHOWN, "");
+    xpb_text_puts(b, "</td></tr>");
+}
+
+static void run_row(struct xpb_text *b, const struct xpb_results_run *run, int64_t version)
 {
     run_cells(b, run, version);
-    if (strcmp(lb_doc_str(run, "status"), "ok") != 0) {
-        lb_buf_puts(b, "<td colspan=\"5\" class=\"muted\">");
-        lb_buf_html_cut(b, lb_doc_str(run, "error"), ERROR_SHOWN);
-        lb_buf_puts(b, "</td></tr>");
+    if (!run->ok) {
+        xpb_text_puts(b, "<td colspan=\"5\" class=\"muted\">");
+        xpb_html_cut(b, lb_doc_str(run->error), ERROR_SHOWN);
+        xpb_text_puts(b, "</td></tr>");
         return;
     }
-    speed_cells(b, json_object_get(run, "metrics"));
+    if (xpb_results_run_is_tta(run)) {
+        tta_cells(b, run);
+        return;
+    }
+    speed_cells(b, &run->metrics);
     effort_cells(b, run);
 }
 
-static void runs_chart(struct lb_buf *b, const json_t *runs, int version)
+static void runs_chart(struct xpb_text *b, const struct xpb_results_doc *doc)
 {
-    struct lb_bar bars[MAX_CHART];
-    char labels[MAX_CHART][200];
+    struct lb_page_bar bars[MAX_CHART];
     size_t n_bars = 0;
-    for (size_t i = 0; i < json_array_size(runs) && n_bars < MAX_CHART; i++) {
-        const json_t *run = json_array_get(runs, i);
-        if (strcmp(lb_doc_str(run, "status"), "ok") != 0)
+    for (size_t i = 0; i < doc->n_runs && n_bars < MAX_CHART; i++) {
+        const struct xpb_results_run *run = &doc->runs[i];
+        if (!run->ok || xpb_results_run_is_tta(run)) /* a tta run has no throughput */
             continue;
-        snprintf(labels[n_bars], sizeof labels[n_bars], "%s", lb_doc_str(run, "id"));
-        bars[n_bars] = (struct lb_bar){
-            labels[n_bars], NULL,
-            lb_doc_num(json_object_get(json_object_get(run, "metrics"), "throughput"), "median"),
-            NULL, lb_page_kind_class(run_kind(run, version))};
-        n_bars++;
+        bars[n_bars++] = (struct lb_page_bar){lb_doc_str(run->id), NULL, NULL,
+                                              lb_doc_kind(run, doc->schema_version),
+                                              run->metrics.throughput.median};
     }
     if (n_bars > 0)
-        lb_svg_bars(b, "Throughput per run", "samples/s", bars, n_bars);
+        lb_page_bars(b, "runs-chart", "Throughput per run", bars, n_bars);
 }
 
-static void comparisons_card(struct lb_buf *b, const json_t *cmps)
+static void comparisons_card(struct xpb_text *b, const struct xpb_results_doc *doc)
 {
-    if (json_array_size(cmps) == 0)
+    if (doc->n_comparisons == 0)
         return;
-    lb_buf_puts(b, "<section class=\"card\"><header><h2>Speedups within this submission</h2>"
-                   "</header><div class=\"table-wrap\"><table><thead><tr><th>Kind</th>"
-                   "<th>Candidate</th><th>Baseline</th><th class=\"num\">Speedup</th>"
-                   "<th class=\"num\">95% interval</th></tr></thead><tbody>");
-    for (size_t i = 0; i < json_array_size(cmps) && i < RUNS_SHOWN; i++) {
-        const json_t *c = json_array_get(cmps, i);
-        lb_buf_puts(b, "<tr><td>");
-        lb_buf_html(b, lb_doc_str(c, "kind"));
-        lb_buf_puts(b, "</td><td class=\"mono\">");
-        text(b, lb_doc_str(c, "candidate"));
-        lb_buf_puts(b, "</td><td class=\"mono\">");
-        text(b, lb_doc_str(c, "baseline"));
-        lb_buf_puts(b, "</td><td class=\"num\">");
-        lb_fmt_ratio(b, lb_doc_num(c, "speedup"));
-        lb_buf_puts(b, "</td><td class=\"num\">");
-        if (isnan(lb_doc_num(c, "ci95_low"))) {
-            lb_buf_puts(b, "<span class=\"muted small\">none</span>");
+    xpb_text_puts(b, "<section class=\"card\"><header><h2>Speedups within this submission</h2>"
+                     "</header><div class=\"table-wrap\"><table><thead><tr><th>Kind</th>"
+                     "<th>Candidate</th><th>Baseline</th><th class=\"num\">Speedup</th>"
+                     "<th class=\"num\">95% interval</th></tr></thead><tbody>");
+    for (size_t i = 0; i < doc->n_comparisons && i < RUNS_SHOWN; i++) {
+        const struct xpb_results_comparison *c = &doc->comparisons[i];
+        xpb_text_puts(b, "<tr><td>");
+        xpb_html(b, lb_doc_str(c->kind));
+        xpb_text_puts(b, "</td><td class=\"mono\">");
+        text(b, lb_doc_str(c->candidate));
+        xpb_text_puts(b, "</td><td class=\"mono\">");
+        text(b, lb_doc_str(c->baseline));
+        xpb_text_puts(b, "</td><td class=\"num\">");
+        xpb_format_ratio(b, c->speedup);
+        xpb_text_puts(b, "</td><td class=\"num\">");
+        if (isnan(c->ci95_low)) {
+            xpb_text_puts(b, "<span class=\"muted small\">none</span>");
         } else {
-            lb_fmt_ratio(b, lb_doc_num(c, "ci95_low"));
-            lb_buf_puts(b, " \xE2\x80\x93 ");
-            lb_fmt_ratio(b, lb_doc_num(c, "ci95_high"));
-            if (!json_is_true(json_object_get(c, "significant")))
-                lb_buf_puts(b, " <span class=\"muted small\">no significant difference</span>");
+            xpb_format_ratio(b, c->ci95_low);
+            xpb_text_puts(b, " \xE2\x80\x93 ");
+            xpb_format_ratio(b, c->ci95_high);
+            if (!lb_doc_true(c->significant))
+                xpb_text_puts(b, " <span class=\"muted small\">no significant difference</span>");
         }
-        lb_buf_puts(b, "</td></tr>");
+        xpb_text_puts(b, "</td></tr>");
     }
-    lb_buf_puts(b, "</tbody></table></div>");
-    more(b, json_array_size(cmps), RUNS_SHOWN, "");
-    lb_buf_puts(b, "</section>");
+    xpb_text_puts(b, "</tbody></table></div>");
+    more(b, doc->n_comparisons, RUNS_SHOWN, "");
+    xpb_text_puts(b, "</section>");
 }
 
-static void runs_card(struct lb_buf *b, const json_t *doc)
+static void runs_card(struct xpb_text *b, const struct xpb_results_doc *doc)
 {
-    const json_t *runs = json_object_get(doc, "runs");
-    int version = (int)json_integer_value(json_object_get(doc, "schema_version"));
-    size_t n = json_array_size(runs);
-    lb_buf_printf(b,
-                  "<section class=\"card\"><header><h2>Runs</h2><span class=\"muted small\">"
-                  "%zu</span></header>",
-                  n);
-    runs_chart(b, runs, version);
-    lb_buf_puts(b, "<div class=\"table-wrap\"><table><thead><tr><th>Run</th>"
-                   "<th>Model</th><th>Backend \xC2\xB7 device</th><th class=\"num\">Samples/s"
-                   "</th><th class=\"num\">Step p50</th><th class=\"num\">Compute \xC2\xB7 "
-                   "memory</th><th class=\"num\">Energy</th><th class=\"num\">Loss</th></tr>"
-                   "</thead><tbody>");
+    size_t n = doc->n_runs;
+    xpb_text_printf(b,
+                    "<section class=\"card\"><header><h2>Runs</h2><span class=\"muted small\">"
+                    "%zu</span></header>",
+                    n);
+    runs_chart(b, doc);
+    xpb_text_puts(b, "<div class=\"table-wrap\"><table><thead><tr><th>Run</th>"
+                     "<th>Model</th><th>Backend \xC2\xB7 device</th><th class=\"num\">Samples/s"
+                     "</th><th class=\"num\">Step p50</th><th class=\"num\">Compute \xC2\xB7 "
+                     "memory</th><th class=\"num\">Energy</th><th class=\"num\">Loss</th></tr>"
+                     "</thead><tbody>");
     for (size_t i = 0; i < n && i < RUNS_SHOWN; i++)
-        run_row(b, json_array_get(runs, i), version);
-    lb_buf_puts(b, "</tbody></table></div>");
+        run_row(b, &doc->runs[i], doc->schema_version);
+    xpb_text_puts(b, "</tbody></table></div>");
     more(b, n, RUNS_SHOWN, "");
-    lb_buf_puts(b, "</section>");
-    comparisons_card(b, json_object_get(doc, "comparisons"));
+    xpb_text_puts(b, "</section>");
+    comparisons_card(b, doc);
 }
 
 void lb_page_submission(struct lb_app *app, const struct lb_request *req, struct lb_response *res,
@@ -377,34 +426,41 @@ void lb_page_submission(struct lb_app *app, const struct lb_request *req, struct
         lb_page_internal(res, err.msg);
         return;
     }
-    struct lb_buf *b = &res->body;
+    struct xpb_results_doc view;
+    if (xpb_results_view(&view, doc) != XPB_OK) {
+        lb_page_internal(res, "out of memory reading the document");
+        goto done_view;
+    }
+    struct xpb_text *b = &res->body;
     char title[64];
     snprintf(title, sizeof title, "Submission #%lld", id);
     lb_page_begin(b, title);
-    lb_buf_printf(b, "<h1>Submission #%lld</h1><p class=\"lead\">by <b>", id);
-    lb_buf_html(b, info.submitter);
-    lb_buf_puts(b, "</b> \xC2\xB7 received ");
-    lb_buf_html(b, info.received);
-    lb_buf_printf(b,
-                  " \xC2\xB7 results schema version %d \xC2\xB7 <a href=\"/api/v1/results/%lld\">"
-                  "results JSON</a></p>",
-                  info.schema_version, id);
-    lb_buf_puts(b, "<div class=\"grid2\">");
-    machine_card(b, json_object_get(doc, "environment"));
-    software_card(b, doc);
-    lb_buf_puts(b, "</div>");
-    runs_card(b, doc);
-    lb_buf_printf(b,
-                  "<section class=\"card\"><header><h2>Compare with another submission</h2>"
-                  "</header><form class=\"filters\" method=\"get\" action=\"/compare\">"
-                  "<input type=\"hidden\" name=\"a\" value=\"%lld\"><label>Submission number"
-                  "<input type=\"number\" name=\"b\" min=\"1\" required></label>"
-                  "<button type=\"submit\">Compare</button></form>"
-                  "<p class=\"muted small\">Content hash <span class=\"mono\">",
-                  id);
-    lb_buf_html(b, info.content_hash);
-    lb_buf_puts(b, "</span></p></section>");
+    xpb_text_printf(b, "<h1>Submission #%lld</h1><p class=\"lead\">by <b>", id);
+    xpb_html(b, info.submitter);
+    xpb_text_puts(b, "</b> \xC2\xB7 received ");
+    xpb_html(b, info.received);
+    xpb_text_printf(b,
+                    " \xC2\xB7 results schema version %d \xC2\xB7 <a href=\"/api/v1/results/%lld\">"
+                    "results JSON</a></p>",
+                    info.schema_version, id);
+    xpb_text_puts(b, "<div class=\"grid2\">");
+    machine_card(b, &view.environment);
+    software_card(b, &view);
+    xpb_text_puts(b, "</div>");
+    runs_card(b, &view);
+    xpb_text_printf(b,
+                    "<section class=\"card\"><header><h2>Compare with another submission</h2>"
+                    "</header><form class=\"filters\" method=\"get\" action=\"/compare\">"
+                    "<input type=\"hidden\" name=\"a\" value=\"%lld\"><label>Submission number"
+                    "<input type=\"number\" name=\"b\" min=\"1\" required></label>"
+                    "<button type=\"submit\">Compare</button></form>"
+                    "<p class=\"muted small\">Content hash <span class=\"mono\">",
+                    id);
+    xpb_html(b, info.content_hash);
+    xpb_text_puts(b, "</span></p></section>");
     lb_page_end(b);
-    json_decref(doc);
     lb_page_send(res, 200);
+done_view:
+    xpb_results_view_free(&view);
+    json_decref(doc);
 }

@@ -122,7 +122,7 @@ static void refuse(struct lb_answers *a, const char *path, struct lb_response *r
                       "The service is sending too much at once: try again in a few "
                       "seconds.");
     }
-    lb_buf_free(&res->body);
+    xpb_text_free(&res->body);
     *res = full;
 }
 
@@ -130,7 +130,7 @@ static void refuse(struct lb_answers *a, const char *path, struct lb_response *r
 static char *take_body(struct lb_response *res, size_t *len)
 {
     int too_large = res->body.too_large;
-    char *body = lb_buf_take(&res->body, len);
+    char *body = xpb_text_take(&res->body, len);
     if (body)
         return body;
     res->status = 500;

@@ -80,10 +80,12 @@ void lb_route(struct lb_app *app, const struct lb_request *req, struct lb_respon
         lb_page_submission(app, req, res, id);
     else if (!strcmp(path, "/compare"))
         lb_page_compare(app, req, res);
+    else if (!strcmp(path, "/tta"))
+        lb_page_tta(app, req, res);
     else if (!strcmp(path, "/healthz")) {
         res->status = 200;
         res->content_type = "text/plain; charset=utf-8";
-        lb_buf_puts(&res->body, "ok\n");
+        xpb_text_puts(&res->body, "ok\n");
     } else if (!lb_asset(res, path))
         lb_page_error(res, 404, "There is no page at this address.");
 }

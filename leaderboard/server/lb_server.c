@@ -61,7 +61,7 @@ struct deferred {
 /* Per-request state kept across the access handler's calls. */
 struct exchange {
     struct lb_conn *conn; /* the connection's deadline record, or NULL */
-    struct lb_buf body;   /* kept only for an admitted upload */
+    struct xpb_text body; /* kept only for an admitted upload */
     int keep_body;        /* an admitted upload: its body is kept (up to the limit) */
     int too_large;        /* the body passed the limit and was dropped */
     size_t discarded;     /* bytes of body dropped so far */
@@ -222,9 +222,9 @@ static enum MHD_Result on_body(struct lb_server *srv, struct exchange *ex, const
     if (ex->keep_body && !ex->too_large) {
         if (ex->body.len + *size > max) {
             ex->too_large = 1; /* answered with 413 at the end */
-            lb_buf_free(&ex->body);
+            xpb_text_free(&ex->body);
         } else {
-            lb_buf_add(&ex->body, data, *size);
+            xpb_text_add(&ex->body, data, *size);
         }
     }
     if (!ex->keep_body || ex->too_large) {
@@ -242,7 +242,7 @@ static void free_deferred(struct deferred *d)
     pthread_mutex_lock(&d->lock); /* the render thread has left its last use of d */
     pthread_mutex_unlock(&d->lock);
     pthread_mutex_destroy(&d->lock);
-    lb_buf_free(&d->res.body);
+    xpb_text_free(&d->res.body);
     free(d);
 }
 
@@ -258,7 +258,7 @@ static void run_deferred(void *arg, int cancelled)
         d->res.status = 500;
         d->res.body.limit = lb_answer_limit(d->srv->app);
         lb_route(d->srv->app, &d->req, &d->res);
-        lb_buf_free(&busy.body);
+        xpb_text_free(&busy.body);
     }
     pthread_mutex_lock(&d->lock);
     d->done = 1;
@@ -386,9 +386,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (ex->admitted)
             lb_api_release(srv->app, &ex->admission);
         lb_trimmer_note(srv->trimmer, ex->body.cap); /* a large upload was parsed */
-        lb_buf_free(&ex->body);
+        xpb_text_free(&ex->body);
         if (ex->refusal) {
-            lb_buf_free(&ex->refusal->body);
+            xpb_text_free(&ex->refusal->body);
             free(ex->refusal);
         }
         if (ex->deferred) /* the service stopped before the answer was sent */

@@ -28,12 +28,12 @@ long long lb_query_count(const struct lb_request *req, const char *key, long lon
 
 static int dump_to_buf(const char *text, size_t size, void *data)
 {
-    struct lb_buf *b = data;
-    lb_buf_add(b, text, size);
+    struct xpb_text *b = data;
+    xpb_text_add(b, text, size);
     return b->failed ? -1 : 0;
 }
 
-void lb_buf_json(struct lb_buf *b, const json_t *value)
+void lb_text_json(struct xpb_text *b, const json_t *value)
 {
     if (json_dump_callback(value, dump_to_buf, b,
                            JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0)
@@ -44,16 +44,16 @@ void lb_respond_json(struct lb_response *res, int status, json_t *obj)
 {
     res->status = status;
     res->content_type = "application/json; charset=utf-8";
-    lb_buf_free(&res->body);
+    xpb_text_free(&res->body);
     if (obj) {
-        lb_buf_json(&res->body, obj);
-        lb_buf_puts(&res->body, "\n");
+        lb_text_json(&res->body, obj);
+        xpb_text_puts(&res->body, "\n");
     }
     json_decref(obj);
     if (!obj || (res->body.failed && !res->body.too_large)) {
-        lb_buf_free(&res->body);
+        xpb_text_free(&res->body);
         res->status = 500;
-        lb_buf_puts(&res->body, "{\"error\":\"out of memory\",\"status\":500}\n");
+        xpb_text_puts(&res->body, "{\"error\":\"out of memory\",\"status\":500}\n");
     }
 }
 

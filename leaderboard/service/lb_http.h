@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "text/lb_buf.h"
+#include "render/text.h"
 
 #define LB_MAX_QUERY 16
 
@@ -50,7 +50,7 @@ struct lb_request {
 struct lb_response {
     int status;               /* HTTP status code */
     const char *content_type; /* static string */
-    struct lb_buf body;
+    struct xpb_text body;
     long retry_after;     /* seconds for a Retry-After header; 0 for none */
     int cache_seconds;    /* > 0: public caching allowed for that long; 0: no-store */
     char location[256];   /* Location header when not empty */
@@ -77,7 +77,7 @@ void lb_respond_json(struct lb_response *res, int status, json_t *obj);
 
 /* Appends `value` to b as the answers write JSON (compact, keys in order, reals with 17
  * digits), dumped straight into b (no copy of the text); a failure marks b failed. */
-void lb_buf_json(struct lb_buf *b, const json_t *value);
+void lb_text_json(struct xpb_text *b, const json_t *value);
 
 /* A JSON error {"error": message} with `status`. */
 void lb_respond_error(struct lb_response *res, int status, const char *fmt, ...)

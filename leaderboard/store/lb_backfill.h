@@ -13,4 +13,10 @@
  * migration's defaults made it. */
 xpb_status lb_backfill_v2(struct lb_db *db, xpb_err *err);
 
+/* Migration 6: the finished time-to-accuracy runs of the version-3 documents stored before it
+ * (the service accepted them, as runs without a throughput) kept on their board (tta_runs,
+ * lb_store_tta.h) with the rules of an upload (lb_extract_tta); a run those rules refuse stays
+ * stored but off the board, and a document that no longer parses is left as it is. */
+xpb_status lb_backfill_tta(struct lb_db *db, xpb_err *err);
+
 #endif

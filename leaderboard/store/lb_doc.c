@@ -1,16 +1,30 @@
-/* Members of a results document with a default (see lb_doc.h). */
+/* The typed view with the leaderboard's defaults (see lb_doc.h). */
 #include "store/lb_doc.h"
 
 #include <math.h>
 
-const char *lb_doc_str(const json_t *obj, const char *key)
+const char *lb_doc_str(const char *s)
 {
-    const json_t *v = json_object_get(obj, key);
-    return json_is_string(v) ? json_string_value(v) : "";
+    return s ? s : "";
 }
 
-double lb_doc_num(const json_t *obj, const char *key)
+double lb_doc_num(int64_t v)
 {
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    return v == XPB_RESULTS_NO_INT ? NAN : (double)v;
+}
+
+long long lb_doc_int(int64_t v, long long absent)
+{
+    return v == XPB_RESULTS_NO_INT ? absent : (long long)v;
+}
+
+int lb_doc_true(int v)
+{
+    return v == 1;
+}
+
+const char *lb_doc_kind(const struct xpb_results_run *run, int64_t schema_version)
+{
+    const char *kind = schema_version >= 2 ? run->device.kind : NULL;
+    return kind && *kind ? kind : "unknown";
 }

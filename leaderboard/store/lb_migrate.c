@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/text.h"
 #include "store/lb_backfill.h"
-#include "text/lb_buf.h"
 
 struct migration {
     int version;
@@ -155,6 +155,24 @@ static const struct migration migrations[] = {
      "CREATE INDEX board_groups_order ON board_groups(n_submitters, creator_turn, "
      "  last_submission);",
      NULL},
+    {6, "time-to-accuracy runs kept with their scores for their own board (schema version 3)",
+     "CREATE TABLE tta_runs ("
+     "  run_id @BIGINT@ PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+     "  token_id @BIGINT@ NOT NULL,"
+     "  model TEXT NOT NULL, variant TEXT NOT NULL,"
+     "  dataset TEXT NOT NULL,"
+     "  target_accuracy @REAL@ NOT NULL," /* tta.target */
+     "  time_s @REAL@,"                   /* tta.seconds.mean; NULL: not reached */
+     "  time_min_s @REAL@, time_max_s @REAL@,"
+     "  energy_j @REAL@,"         /* tta.joules.mean */
+     "  epochs @REAL@,"           /* the median of the converged runs' epochs */
+     "  reference_epochs @REAL@," /* NULL: no reference point */
+     "  converged INTEGER NOT NULL, n_runs INTEGER NOT NULL,"
+     "  outside_reference INTEGER NOT NULL" /* runs converged outside the reference point */
+     ");"
+     "CREATE INDEX tta_board ON tta_runs(model, variant, dataset, target_accuracy, token_id, "
+     "  time_s);",
+     lb_backfill_tta},
 };
 
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
@@ -177,21 +195,21 @@ int lb_migrate_latest(void)
  * memory. */
 static char *spell(const char *sql, enum lb_db_kind kind)
 {
-    struct lb_buf out = {0};
+    struct xpb_text out = {0};
     size_t n_tokens = sizeof tokens / sizeof tokens[0];
     for (const char *p = sql; *p;) {
         size_t k = 0;
         while (k < n_tokens && strncmp(p, tokens[k][0], strlen(tokens[k][0])) != 0)
             k++;
         if (k < n_tokens) {
-            lb_buf_puts(&out, tokens[k][kind == LB_DB_SQLITE ? 1 : 2]);
+            xpb_text_puts(&out, tokens[k][kind == LB_DB_SQLITE ? 1 : 2]);
             p += strlen(tokens[k][0]);
         } else {
-            lb_buf_add(&out, p, 1);
+            xpb_text_add(&out, p, 1);
             p++;
         }
     }
-    return lb_buf_take(&out, NULL);
+    return xpb_text_take(&out, NULL);
 }
 
 static const char SQL_CREATE_VERSIONS[] =

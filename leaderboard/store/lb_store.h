@@ -10,11 +10,28 @@
 
 #include "base/errmsg.h"
 #include "db/lb_db.h"
-#include "text/lb_buf.h"
+#include "render/text.h"
+#include "results/view.h"
 
 #define LB_NAME_MAX 64  /* model, variant, backend names; tool.version */
 #define LB_TEXT_MAX 256 /* device, CPU, OS, scenario names, run ids */
 #define LB_KIND_MAX 15  /* device kinds: "cpu", "gpu", "accelerator", "unknown" */
+
+/* A finished time-to-accuracy run (mode "tta", schema version 3; docs/results.md, "Time to
+ * accuracy") as its board shows it: the scores of its runs to the target. NAN where the document
+ * has no number. */
+struct lb_tta_row {
+    int has;                         /* 1: the run is a finished tta run and the rest is set */
+    char dataset[LB_NAME_MAX + 1];   /* tta.dataset */
+    double target;                   /* tta.target, the test accuracy to reach */
+    double seconds;                  /* tta.seconds.mean, the Olympic mean; NAN: not reached */
+    double seconds_min, seconds_max; /* the spread of the runs that converged */
+    double joules;                   /* tta.joules.mean, the energy to target */
+    double epochs;                   /* the median epochs of the runs that converged */
+    double reference_epochs;         /* tta.reference_epochs; NAN: no reference point */
+    long long converged, runs;       /* reached k of n: tta.seconds.converged, .runs */
+    long long outside;               /* runs that converged outside the reference point */
+};
 
 /* One run as the leaderboard shows it. Numbers that a run does not have are NAN. */
 struct lb_run_row {
@@ -40,7 +57,8 @@ struct lb_run_row {
     double flops_per_s;
     int energy_measured;
     double samples_per_joule;
-    int verified; /* -1: not requested, 0: requested but not verified, 1: verified */
+    int verified;          /* -1: not requested, 0: requested but not verified, 1: verified */
+    struct lb_tta_row tta; /* a time-to-accuracy run's scores (never a throughput) */
     /* from the submission (filled by queries, not by lb_extract) */
     char submitter[LB_NAME_MAX + 1], received[32];
     char cpu_model[LB_TEXT_MAX + 1], os[LB_TEXT_MAX + 1];
@@ -91,15 +109,26 @@ int lb_is_token_text(const char *s, size_t max_len);
 xpb_status lb_extract(struct lb_submission_info *info, struct lb_run_row **rows_out, size_t *n_out,
                       const json_t *doc, size_t max_runs, xpb_err *err);
 
-/* The columns a later schema version added, from one run of a stored document: device kind,
- * world size, throughput interval and the interference flag (used by lb_extract and by the
- * migration that re-derives them, lb_backfill.h). */
-void lb_extract_run_extras(struct lb_run_row *r, const json_t *run, int schema_version);
+/* The columns a later schema version added, from one run of a stored document (core's typed
+ * view of it): device kind, world size, throughput interval and the interference flag (used by
+ * lb_extract and by the migration that re-derives them, lb_backfill.h). */
+void lb_extract_run_extras(struct lb_run_row *r, const struct xpb_results_run *run,
+                           int schema_version);
+
+/* The scores of run runs[index] (core's typed view of it) when it is a finished
+ * time-to-accuracy run, into *out (out->has 0 otherwise), with the leaderboard's rules: the
+ * dataset a name (lb_is_token_text) and the numbers plausible (lb_plausible). Used by lb_extract
+ * and by the migration that keeps the tta runs stored before it (lb_backfill.h).
+ * XPB_PARSE_ERROR naming the path otherwise. */
+xpb_status lb_extract_tta(struct lb_tta_row *out, const struct xpb_results_run *run, size_t index,
+                          xpb_err *err);
 
 /* The bounds on a run's numbers that no real measurement reaches (docs/leaderboard.md, "Bounds"):
  * XPB_PARSE_ERROR naming the path ("runs[3].metrics.throughput.median: 1e+300 samples/s is
- * not plausible (at most 1e+09)") when a value of `run` is outside them. */
-xpb_status lb_plausible(const json_t *run, size_t index, xpb_err *err);
+ * not plausible (at most 1e+09)") when a value of `run` (the view of runs[index]) is outside
+ * them, or when a time-to-accuracy run's scores contradict its runs (more converged than ran, a
+ * mean outside its spread). */
+xpb_status lb_plausible(const struct xpb_results_run *run, size_t index, xpb_err *err);
 
 enum lb_submit_outcome {
     LB_SUBMIT_STORED,     /* a new submission */
@@ -172,7 +201,7 @@ xpb_status lb_store_submission_runs(struct lb_run_row **rows_out, size_t *n_out,
 /* Submission `id`: its summary, and its canonical text appended to *text_out when it is not
  * NULL (read straight into it: a document of several MiB is not copied once more; check
  * text_out->failed). XPB_NOT_FOUND when there is none. */
-xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *text_out,
+xpb_status lb_store_submission(struct lb_submission_info *info, struct xpb_text *text_out,
                                struct lb_db *db, long long id, xpb_err *err);
 
 /* The size in bytes of submission `id`'s stored document, without reading it. XPB_NOT_FOUND

@@ -66,7 +66,7 @@ static void read_submission(struct lb_submission_info *info, struct lb_stmt *s)
     info->schema_version = (int)lb_col_int(s, 11);
 }
 
-xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *text_out,
+xpb_status lb_store_submission(struct lb_submission_info *info, struct xpb_text *text_out,
                                struct lb_db *db, long long id, xpb_err *err)
 {
     struct lb_stmt *s = lb_db_stmt(db, SQL_SUBMISSION, err);
@@ -78,7 +78,7 @@ xpb_status lb_store_submission(struct lb_submission_info *info, struct lb_buf *t
     if (rc == LB_STEP_ROW) {
         read_submission(info, s);
         if (text_out)
-            lb_buf_puts(text_out, lb_col_str(s, 12));
+            xpb_text_puts(text_out, lb_col_str(s, 12));
     } else if (rc == LB_STEP_DONE) {
         st = xpb_err_set(err, XPB_NOT_FOUND, "no submission %lld", id);
     } else {
@@ -109,17 +109,17 @@ xpb_status lb_store_submission_doc(struct lb_submission_info *info, json_t **doc
                                    struct lb_db *db, long long id, xpb_err *err)
 {
     *doc_out = NULL;
-    struct lb_buf text = {0};
+    struct xpb_text text = {0};
     xpb_status st = lb_store_submission(info, &text, db, id, err);
     if (st == XPB_OK && text.failed)
         st = xpb_err_set(err, XPB_OUT_OF_MEMORY, "out of memory");
     if (st != XPB_OK) {
-        lb_buf_free(&text);
+        xpb_text_free(&text);
         return st;
     }
     json_error_t jerr;
     *doc_out = text.data ? json_loadb(text.data, text.len, 0, &jerr) : NULL;
-    lb_buf_free(&text);
+    xpb_text_free(&text);
     if (!*doc_out)
         return xpb_err_set(err, XPB_INTERNAL, "stored document %lld does not parse", id);
     return XPB_OK;

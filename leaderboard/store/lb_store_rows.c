@@ -91,9 +91,27 @@ xpb_status lb_collect_runs(struct lb_run_row **rows_out, size_t *n_out, struct l
     return lb_collect_runs_counted(rows_out, n_out, NULL, db, s, limit, err);
 }
 
-xpb_status lb_collect_runs_counted(struct lb_run_row **rows_out, size_t *n_out,
-                                   long long *total_out, struct lb_db *db, struct lb_stmt *s,
-                                   size_t limit, xpb_err *err)
+/* The scores of LB_TTA_COLUMNS, from column c of the current row of s. */
+static void read_tta(struct lb_tta_row *t, struct lb_stmt *s, int c)
+{
+    t->has = 1;
+    lb_col_text(t->dataset, sizeof t->dataset, s, c);
+    t->target = lb_col_real(s, c + 1);
+    t->seconds = lb_col_real(s, c + 2);
+    t->seconds_min = lb_col_real(s, c + 3);
+    t->seconds_max = lb_col_real(s, c + 4);
+    t->joules = lb_col_real(s, c + 5);
+    t->epochs = lb_col_real(s, c + 6);
+    t->reference_epochs = lb_col_real(s, c + 7);
+    t->converged = lb_col_int(s, c + 8);
+    t->runs = lb_col_int(s, c + 9);
+    t->outside = lb_col_int(s, c + 10);
+}
+
+/* The rows of s, with the count after LB_RUN_COLUMNS when total_out is not NULL, and the
+ * scores after it when `tta`. */
+static xpb_status collect(struct lb_run_row **rows_out, size_t *n_out, long long *total_out,
+                          int tta, struct lb_db *db, struct lb_stmt *s, size_t limit, xpb_err *err)
 {
     *rows_out = NULL;
     *n_out = 0;
@@ -116,7 +134,10 @@ xpb_status lb_collect_runs_counted(struct lb_run_row **rows_out, size_t *n_out,
         }
         if (total_out && n == 0)
             *total_out = lb_col_int(s, LB_RUN_N_COLUMNS);
-        lb_read_run_row(&rows[n++], s);
+        lb_read_run_row(&rows[n], s);
+        if (tta)
+            read_tta(&rows[n].tta, s, LB_RUN_N_COLUMNS + 1);
+        n++;
     }
     if (rc == LB_STEP_ERROR) {
         free(rows);
@@ -128,4 +149,17 @@ xpb_status lb_collect_runs_counted(struct lb_run_row **rows_out, size_t *n_out,
     *rows_out = rows;
     *n_out = n;
     return XPB_OK;
+}
+
+xpb_status lb_collect_runs_counted(struct lb_run_row **rows_out, size_t *n_out,
+                                   long long *total_out, struct lb_db *db, struct lb_stmt *s,
+                                   size_t limit, xpb_err *err)
+{
+    return collect(rows_out, n_out, total_out, 0, db, s, limit, err);
+}
+
+xpb_status lb_collect_tta_runs(struct lb_run_row **rows_out, size_t *n_out, long long *total_out,
+                               struct lb_db *db, struct lb_stmt *s, size_t limit, xpb_err *err)
+{
+    return collect(rows_out, n_out, total_out, 1, db, s, limit, err);
 }

@@ -18,6 +18,12 @@
 #define LB_RUN_JOINS                                                                               \
     "JOIN submissions s ON s.id = r.submission_id JOIN tokens t ON t.id = s.token_id "
 
+/* The scores of a time-to-accuracy run (lb_store_tta.h) that lb_collect_tta_runs reads after
+ * LB_RUN_COLUMNS and the count, from its row `x` of tta_runs. */
+#define LB_TTA_COLUMNS                                                                             \
+    "x.dataset, x.target_accuracy, x.time_s, x.time_min_s, x.time_max_s, x.energy_j, x.epochs, "   \
+    "x.reference_epochs, x.converged, x.n_runs, x.outside_reference "
+
 /* Binds a count that filters (a batch, a world size) to parameter i of s: v when it is above 0,
  * else NULL (any). */
 void lb_bind_count(struct lb_stmt *s, int i, long long v);
@@ -44,6 +50,11 @@ xpb_status lb_collect_runs(struct lb_run_row **rows_out, size_t *n_out, struct l
 xpb_status lb_collect_runs_counted(struct lb_run_row **rows_out, size_t *n_out,
                                    long long *total_out, struct lb_db *db, struct lb_stmt *s,
                                    size_t limit, xpb_err *err);
+
+/* lb_collect_runs_counted for rows that carry LB_TTA_COLUMNS after the count: each row's scores
+ * go to its tta (tta.has set). */
+xpb_status lb_collect_tta_runs(struct lb_run_row **rows_out, size_t *n_out, long long *total_out,
+                               struct lb_db *db, struct lb_stmt *s, size_t limit, xpb_err *err);
 
 /* Steps s (already bound), whose answer is one row (a count, or the id an INSERT ... RETURNING
  * gives), reads the integer in its first column into *out and ends the use of s. XPB_IO_ERROR

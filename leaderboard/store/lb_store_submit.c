@@ -7,6 +7,7 @@
 #include "store/lb_store.h"
 #include "store/lb_store_index.h"
 #include "store/lb_store_rows.h"
+#include "store/lb_store_tta.h"
 
 /* The window of the daily quota. */
 #define QUOTA_WINDOW_S (24 * 3600)
@@ -122,15 +123,19 @@ static xpb_status insert_run(long long *run_id, struct lb_db *db, long long id,
     return lb_store_int(run_id, db, s, "cannot store a run", err);
 }
 
-/* Inserts every run, and keeps the rankings of the finished ones up to date. */
+/* Inserts every run, and keeps the rankings of the finished ones up to date: those with a
+ * throughput in the throughput tables, the time-to-accuracy ones on their own board. */
 static xpb_status insert_runs(struct lb_db *db, long long id, const struct lb_run_row *rows,
                               size_t n, long long token_id, xpb_err *err)
 {
     for (size_t i = 0; i < n; i++) {
+        const struct lb_run_row *r = &rows[i];
         long long run_id = 0;
-        xpb_status st = insert_run(&run_id, db, id, &rows[i], token_id, err);
-        if (st == XPB_OK && !strcmp(rows[i].status, "ok") && !isnan(rows[i].throughput))
-            st = lb_store_index_run(db, run_id, id, &rows[i], token_id, err);
+        xpb_status st = insert_run(&run_id, db, id, r, token_id, err);
+        if (st == XPB_OK && !strcmp(r->status, "ok") && !isnan(r->throughput))
+            st = lb_store_index_run(db, run_id, id, r, token_id, err);
+        if (st == XPB_OK && r->tta.has)
+            st = lb_store_tta_keep(db, run_id, token_id, r->model, r->variant, &r->tta, err);
         if (st != XPB_OK)
             return st;
     }

@@ -39,6 +39,26 @@ json_t *lbt_doc(const char *cpu_model, const char *accelerator, const struct lbt
 json_t *lbt_doc_v2(const char *cpu_model, const char *accelerator, const struct lbt_run *runs,
                    const struct lbt_v2 *v2, size_t n_runs, unsigned nonce);
 
+/* A time-to-accuracy run of a version-3 document (lbt_doc_v3): model, dataset Fashion-MNIST,
+ * the target accuracy and, per run (seed), its time and epochs to the target. */
+struct lbt_tta {
+    const char *id, *model, *variant, *precision, *backend, *device;
+    const char *kind; /* device.kind; NULL: "unknown" */
+    long batch;
+    double target;     /* the test accuracy to reach */
+    size_t n_runs;     /* at most 8 */
+    double seconds[8]; /* each run's time to the target; NAN: it did not reach it */
+    double epochs[8];  /* each run's epochs to the target (when it reached it) */
+    double watts;      /* energy = watts x seconds; 0: not measured */
+};
+
+/* A results document of schema version 3 with the finished throughput runs `runs` (as
+ * lbt_doc_v2 makes them, CPU devices) and the time-to-accuracy runs `tta`, whose "tta" objects
+ * core's writer makes (run/tta_record.c: scores, the reference check), on a machine with
+ * `cpu_model`; `nonce` as in lbt_doc. New reference, caller decrefs. Aborts on failure. */
+json_t *lbt_doc_v3(const char *cpu_model, const struct lbt_run *runs, size_t n_runs,
+                   const struct lbt_tta *tta, size_t n_tta, unsigned nonce);
+
 /* A document of one finished run of each of the n models named in `models` (variant "x",
  * train, fp32, cpu_ref on "CPU"; at most 256): as many tables of their own. New reference. */
 json_t *lbt_models_doc(const char *const *models, size_t n, unsigned nonce);

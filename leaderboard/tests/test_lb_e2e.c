@@ -210,6 +210,72 @@ static void test_upload_then_visible(void **state)
     json_decref(doc);
 }
 
+/* A version-3 document with time-to-accuracy results, uploaded by the client: its results are
+ * on the time-to-accuracy board, ranked by time to target, and on no throughput table. */
+static void test_tta_uploaded(void **state)
+{
+    (void)state;
+    const struct lbt_tta tta[2] = {
+        {"tta-slow",
+         "conv6",
+         "e2e",
+         "fp32",
+         "cpu_ref",
+         "Xeon tta e2e",
+         "cpu",
+         64,
+         0.90,
+         3,
+         {300, 320, 340},
+         {3, 3, 3},
+         0},
+        {"tta-fast",
+         "conv6",
+         "e2e",
+         "fp32",
+         "cpu_onednn",
+         "Xeon tta e2e",
+         "cpu",
+         64,
+         0.90,
+         3,
+         {80, 90, 100},
+         {3, 3, 3},
+         60},
+    };
+    json_t *doc = lbt_doc_v3("Xeon tta e2e", NULL, 0, tta, 2, 4343);
+    char file[512], out[8192];
+    snprintf(file, sizeof file, "%s/tta.json", g.files);
+    assert_int_equal(lbt_write_doc(doc, file), 0);
+    json_decref(doc);
+    assert_int_equal(upload_cli(out, sizeof out, client_env(), file, "--server", g.server.url,
+                                "--cacert", g.ca, NULL),
+                     0);
+    assert_non_null(strstr(out, "uploaded as submission"));
+    assert_int_equal(lbt_count(g.server.url, g.ca), g.base + 1);
+    struct lbt_reply r;
+    char url[256];
+    snprintf(url, sizeof url, "%s/tta", g.server.url);
+    assert_int_equal(lbt_http(&r, "GET", url, g.ca, NULL, NULL, 0, 0), 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.content_type, "text/html"));
+    const char *table = strstr(r.body, "id=\"t-conv6-e2e-fashion-mnist-0.9000\"");
+    assert_non_null(table);
+    const char *fast = strstr(table, "<b>90.0</b>");
+    const char *slow = strstr(table, "<b>320</b>");
+    assert_non_null(fast);
+    assert_non_null(slow);
+    assert_true(fast < slow);
+    assert_non_null(strstr(table, "5,400")); /* 60 W x 90 s */
+    lbt_reply_free(&r);
+    snprintf(url, sizeof url, "%s/?model=conv6", g.server.url);
+    assert_int_equal(lbt_http(&r, "GET", url, g.ca, NULL, NULL, 0, 0), 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "Xeon tta e2e"));            /* among the recent submissions */
+    assert_null(strstr(r.body, "id=\"g-conv6-e2e-tta-fp32\"")); /* in no table */
+    lbt_reply_free(&r);
+}
+
 /* The token never comes from the command line; http:// is refused before anything. */
 static void test_client_refuses(void **state)
 {
@@ -602,6 +668,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_upload_then_visible, test_setup),
+        cmocka_unit_test_setup(test_tta_uploaded, test_setup),
         cmocka_unit_test_setup(test_client_refuses, test_setup),
         cmocka_unit_test_setup(test_invalid_submissions, test_setup),
         cmocka_unit_test_setup(test_parallel_clients, test_setup),

@@ -23,11 +23,13 @@
 #include "base/clock.h"
 #include "db/lb_db.h"
 #include "lbt_support.h"
-#include "pages/lb_escape.h"
-#include "pages/lb_format.h"
 #include "pages/lb_page_cache.h"
-#include "pages/lb_svg.h"
+#include "pages/lb_pages.h"
+#include "pages/lb_svg_pairs.h"
 #include "publish/upload.h"
+#include "render/escape.h"
+#include "render/format_si.h"
+#include "render/svg.h"
 #include "results/comparisons.h"
 #include "results/results.h"
 #include "server/lb_conntrack.h"
@@ -37,18 +39,20 @@
 #include "service/lb_budget.h"
 #include "service/lb_ratelimit.h"
 #include "service/lb_workq.h"
-#include "store/lb_migrate.h"
 #include "store/lb_doc.h"
+#include "store/lb_migrate.h"
 #include "store/lb_rank.h"
 #include "store/lb_store.h"
+#include "store/lb_store_rows.h"
+#include "store/lb_store_tta.h"
 
 /* ---- helpers ---- */
 
 static char *html(const char *s)
 {
-    struct lb_buf b = {0};
-    lb_buf_html(&b, s);
-    return lb_buf_take(&b, NULL);
+    struct xpb_text b = {0};
+    xpb_html(&b, s);
+    return xpb_text_take(&b, NULL);
 }
 
 /* The store of this run: NULL for SQLite (a file per test), or the PostgreSQL cluster's URL
@@ -195,7 +199,7 @@ static void request(struct answer *a, struct fixture *f, const char *method, con
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
-    a->body = lb_buf_take(&a->res.body, NULL);
+    a->body = xpb_text_take(&a->res.body, NULL);
     assert_non_null(a->body);
 }
 
@@ -242,59 +246,59 @@ static void test_escape(void **state)
     s = html("\xed\xa0\x80"); /* a UTF-16 surrogate: not valid UTF-8 */
     assert_string_equal(s, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
     free(s);
-    struct lb_buf b = {0};
-    lb_buf_url(&b, "a b/\xc3\xbc&x=\"");
+    struct xpb_text b = {0};
+    xpb_url(&b, "a b/\xc3\xbc&x=\"");
     assert_string_equal(b.data, "a%20b%2F%C3%BC%26x%3D%22");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
 }
 
 static void test_format(void **state)
 {
     (void)state;
-    struct lb_buf b = {0};
-    lb_fmt_num(&b, 1234567.891, 1);
+    struct xpb_text b = {0};
+    xpb_format_grouped(&b, 1234567.891, 1);
     assert_string_equal(b.data, "1,234,567.9");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, 999, 0);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, 999, 0);
     assert_string_equal(b.data, "999");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, NAN, 1);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, NAN, 1);
     assert_string_equal(b.data, "\xE2\x80\x94");
-    lb_buf_free(&b);
-    lb_fmt_ms(&b, 0.01234);
+    xpb_text_free(&b);
+    xpb_format_ms(&b, 0.01234);
     assert_string_equal(b.data, "12.3 ms");
-    lb_buf_free(&b);
-    lb_fmt_si(&b, 1.5e12, "FLOP/s");
+    xpb_text_free(&b);
+    xpb_format_si(&b, 1.5e12, "FLOP/s");
     assert_string_equal(b.data, "1.50 TFLOP/s");
-    lb_buf_free(&b);
-    lb_fmt_bytes(&b, 1536.0 * 1024 * 1024);
+    xpb_text_free(&b);
+    xpb_format_bytes(&b, 1536.0 * 1024 * 1024);
     assert_string_equal(b.data, "1.50 GiB");
-    lb_buf_free(&b);
-    lb_fmt_key(&b, NAN);
+    xpb_text_free(&b);
+    xpb_format_key(&b, NAN);
     assert_null(b.data);
     /* large numbers: never a truncated wall of digits (1e63 printed wrong into 64 bytes) */
-    lb_fmt_num(&b, 1e63, 0);
+    xpb_format_grouped(&b, 1e63, 0);
     assert_string_equal(b.data, "1.00e+63");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, DBL_MAX, 1);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, DBL_MAX, 1);
     assert_string_equal(b.data, "1.80e+308");
-    lb_buf_free(&b);
-    lb_fmt_num(&b, 999999999999999.0, 0);
+    xpb_text_free(&b);
+    xpb_format_grouped(&b, 999999999999999.0, 0);
     assert_string_equal(b.data, "999,999,999,999,999");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
     /* ratios keep three significant digits: a tiny speedup is never 0.00x */
-    lb_fmt_ratio(&b, 246.3);
+    xpb_format_ratio(&b, 246.3);
     assert_string_equal(b.data, "246\xC3\x97");
-    lb_buf_free(&b);
-    lb_fmt_ratio(&b, 2.5);
+    xpb_text_free(&b);
+    xpb_format_ratio(&b, 2.5);
     assert_string_equal(b.data, "2.50\xC3\x97");
-    lb_buf_free(&b);
-    lb_fmt_ratio(&b, 1e-300);
+    xpb_text_free(&b);
+    xpb_format_ratio(&b, 1e-300);
     assert_string_equal(b.data, "1e-300\xC3\x97");
-    lb_buf_free(&b);
-    lb_fmt_ratio(&b, 0.0012345);
+    xpb_text_free(&b);
+    xpb_format_ratio(&b, 0.0012345);
     assert_string_equal(b.data, "0.0012\xC3\x97");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
 }
 
 static void test_log_and_cut(void **state)
@@ -309,23 +313,23 @@ static void test_log_and_cut(void **state)
     assert_string_equal(line, "abcdefg");
     lb_log_text(line, 6, "ab\ncd"); /* an escape that does not fit is left out whole */
     assert_string_equal(line, "ab");
-    struct lb_buf b = {0};
-    lb_buf_html_cut(&b, "<<<<<<", 3);
+    struct xpb_text b = {0};
+    xpb_html_cut(&b, "<<<<<<", 3);
     assert_string_equal(b.data, "&lt;&lt;&lt;\xE2\x80\xA6");
-    lb_buf_free(&b);
-    lb_buf_html_cut(&b, "\xc3\xbc\xc3\xbc", 3); /* never inside a character */
+    xpb_text_free(&b);
+    xpb_html_cut(&b, "\xc3\xbc\xc3\xbc", 3); /* never inside a character */
     assert_string_equal(b.data, "\xc3\xbc\xE2\x80\xA6");
-    lb_buf_free(&b);
-    lb_buf_html_cut(&b, "short", 10);
+    xpb_text_free(&b);
+    xpb_html_cut(&b, "short", 10);
     assert_string_equal(b.data, "short");
-    lb_buf_free(&b);
+    xpb_text_free(&b);
     /* a buffer with a limit stops there and says so */
-    struct lb_buf capped = {.limit = 10};
-    lb_buf_puts(&capped, "0123456789");
+    struct xpb_text capped = {.limit = 10};
+    xpb_text_puts(&capped, "0123456789");
     assert_false(capped.failed);
-    lb_buf_puts(&capped, "x");
+    xpb_text_puts(&capped, "x");
     assert_true(capped.failed && capped.too_large);
-    assert_null(lb_buf_take(&capped, NULL));
+    assert_null(xpb_text_take(&capped, NULL));
     assert_int_equal(capped.limit, 10);
 }
 
@@ -565,13 +569,13 @@ static void test_page_cache(void **state)
     memset(&page, 0, sizeof page);
     page.status = 200;
     page.content_type = "text/html; charset=utf-8";
-    lb_buf_puts(&page.body, "<p>rankings</p>");
+    xpb_text_puts(&page.body, "<p>rankings</p>");
     lb_page_cache_put(c, "sort=throughput", 7, 100.0, &page);
     memset(&got, 0, sizeof got);
     assert_true(lb_page_cache_get(c, "sort=throughput", 7, 101.0, &got));
     assert_int_equal(got.status, 200);
     assert_string_equal(got.body.data, "<p>rankings</p>");
-    lb_buf_free(&got.body);
+    xpb_text_free(&got.body);
     assert_false(lb_page_cache_get(c, "sort=step", 7, 101.0, &got));       /* another page */
     assert_false(lb_page_cache_get(c, "sort=throughput", 8, 101.0, &got)); /* a new submission */
     lb_page_cache_put(c, "sort=throughput", 8, 100.0, &page);
@@ -580,7 +584,7 @@ static void test_page_cache(void **state)
     struct lb_response big;
     memset(&big, 0, sizeof big);
     for (int i = 0; i < 1100; i++)
-        lb_buf_puts(&big.body, "x");
+        xpb_text_puts(&big.body, "x");
     lb_page_cache_put(c, "big", 8, 100.0, &big);
     assert_false(lb_page_cache_get(c, "big", 8, 100.5, &got));
     for (int i = 0; i < 1000; i++) {
@@ -589,10 +593,10 @@ static void test_page_cache(void **state)
         lb_page_cache_put(c, key, 8, 200.0 + i * 1e-3, &page);
     }
     assert_true(lb_page_cache_get(c, "k999", 8, 201.0, &got));
-    lb_buf_free(&got.body);
+    xpb_text_free(&got.body);
     assert_false(lb_page_cache_get(c, "k0", 8, 201.0, &got));
-    lb_buf_free(&big.body);
-    lb_buf_free(&page.body);
+    xpb_text_free(&big.body);
+    xpb_text_free(&page.body);
     lb_page_cache_free(c);
 }
 
@@ -629,38 +633,44 @@ static void test_rank(void **state)
     assert_false(out[3].has_interval);
 }
 
+/* The pages' charts: throughput bars (lb_page_bars, core's xpb_svg_bar_chart in the page's
+ * style) and the comparison's paired bars (lb_svg_pairs), on core's nice axis maximum. */
 static void test_svg(void **state)
 {
     (void)state;
-    assert_true(lb_svg_nice_max(0) == 1);
-    assert_true(lb_svg_nice_max(7) == 8);
-    assert_true(lb_svg_nice_max(1234) == 1500);
-    assert_true(lb_svg_nice_max(100) == 100);
-    struct lb_bar bars[3] = {
-        {"<b>GPU</b>", "x&y", 300, "/submissions/1", "acc"},
-        {"CPU", NULL, 100, NULL, "cpu"},
-        {"broken", NULL, NAN, NULL, NULL},
+    assert_true(xpb_svg_nice_max(0, 4) == 1);
+    assert_true(xpb_svg_nice_max(7, 4) == 8);
+    assert_true(xpb_svg_nice_max(1234, 4) == 1500);
+    assert_true(xpb_svg_nice_max(100, 4) == 100);
+    struct lb_page_bar bars[3] = {
+        {"<b>GPU</b>", "x&y", "/submissions/1", "gpu", 300},
+        {"CPU", NULL, NULL, "cpu", 100},
+        {"broken", NULL, NULL, "unknown", NAN},
     };
-    struct lb_buf b = {0};
-    lb_svg_bars(&b, "title <t>", "samples/s", bars, 3);
+    struct xpb_text b = {0};
+    lb_page_bars(&b, "chart-g-x", "title <t>", bars, 3);
     assert_non_null(strstr(b.data, "<svg class=\"chart bars\""));
     assert_non_null(strstr(b.data, "&lt;b&gt;GPU&lt;/b&gt;"));
     assert_null(strstr(b.data, "<b>GPU"));
     assert_non_null(strstr(b.data, "title &lt;t&gt;"));
-    assert_non_null(strstr(b.data, "<a href=\"/submissions/1\">"));
+    assert_non_null(strstr(b.data, "<a href=\"/submissions/1\"><g><title>x&amp;y</title>"));
+    assert_non_null(strstr(b.data, "<rect class=\"bar acc\""));
+    assert_non_null(strstr(b.data, "<rect class=\"bar cpu\""));
     int rects = 0;
     for (const char *p = b.data; (p = strstr(p, "<rect class=\"bar")) != NULL; p++)
         rects++;
-    assert_int_equal(rects, 3);
-    /* the axis ends at 300 (nice), the plot is 880 - 290 - 130 = 460 px wide */
-    assert_non_null(strstr(b.data, "width=\"460.0\""));
-    assert_non_null(strstr(b.data, "width=\"153.3\""));
-    lb_buf_free(&b);
+    assert_int_equal(rects, 2); /* a bar without a value draws none, and its value is a dash */
+    assert_non_null(strstr(b.data, ">\xE2\x80\x94</text>"));
+    assert_non_null(strstr(b.data, ">300 samples/s</text>"));
+    /* the axis ends at 300 (nice), the plot is 900 - 420 - 80 = 400 px wide */
+    assert_non_null(strstr(b.data, "width=\"400.0\""));
+    assert_non_null(strstr(b.data, "width=\"133.3\""));
+    xpb_text_free(&b);
     struct lb_pair pairs[1] = {{"conv6", 10, NAN}};
     lb_svg_pairs(&b, "pairs", "samples/s", "#1", "#2", pairs, 1);
     assert_non_null(strstr(b.data, "class=\"bar a\""));
     assert_non_null(strstr(b.data, "class=\"bar b\""));
-    lb_buf_free(&b);
+    xpb_text_free(&b);
 }
 
 static void test_ratelimit(void **state)
@@ -753,7 +763,7 @@ static void test_migrations(void **state)
     assert_int_equal(lb_db_open(&db, f->target, &err), XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK); /* again: a no-op */
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
-    assert_int_equal(lb_migrate_latest(), 5);
+    assert_int_equal(lb_migrate_latest(), 6);
     static const char count[] = "SELECT count(*) FROM schema_migrations";
     struct lb_stmt *s = lb_db_stmt(db, count, &err);
     assert_int_equal(lb_stmt_step(s), LB_STEP_ROW);
@@ -820,7 +830,8 @@ static void kinds_of(char *out, size_t cap, struct fixture *f)
 }
 
 /* What lb_store_index keeps matches what the stored runs say: each submitter's 10 fastest
- * finished runs of a table flagged (ties to the older run), and the tables' counts. */
+ * finished runs of a table flagged (ties to the older run), and the tables' counts (of the
+ * finished runs with a throughput: a time-to-accuracy run has none). */
 static long long mismatches(struct fixture *f)
 {
     static const char sql[] =
@@ -832,12 +843,13 @@ static long long mismatches(struct fixture *f)
         "(r2.throughput = runs.throughput AND r2.id < runs.id))) < 10 THEN 1 ELSE 0 END) + "
         "(SELECT count(*) FROM board_groups g WHERE g.n_runs <> (SELECT count(*) FROM runs r "
         "WHERE r.model = g.model AND r.variant = g.variant AND r.mode = g.mode AND r.precision = "
-        "g.precision AND r.world_size = g.world_size AND r.status = 'ok') OR g.n_submitters <> "
+        "g.precision AND r.world_size = g.world_size AND r.status = 'ok' AND r.throughput IS NOT "
+        "NULL) OR g.n_submitters <> "
         "(SELECT count(DISTINCT r.token_id) FROM runs r WHERE r.model = g.model AND r.variant = "
         "g.variant AND r.mode = g.mode AND r.precision = g.precision AND r.world_size = "
-        "g.world_size AND r.status = 'ok')) + "
+        "g.world_size AND r.status = 'ok' AND r.throughput IS NOT NULL)) + "
         "(SELECT count(*) FROM board_backends b WHERE b.n_runs <> (SELECT count(*) FROM runs r "
-        "WHERE r.backend = b.backend AND r.status = 'ok'))";
+        "WHERE r.backend = b.backend AND r.status = 'ok' AND r.throughput IS NOT NULL))";
     struct lb_db *db = lb_pool_get(f->app.pool);
     xpb_err err;
     struct lb_stmt *s = lb_db_stmt(db, sql, &err);
@@ -891,6 +903,7 @@ static void test_backfill(void **state)
     struct lb_db *db = lb_pool_get(f->app.pool);
     xpb_err err;
     assert_int_equal(lb_db_exec(db,
+                                "DROP TABLE tta_runs; "
                                 "DROP TABLE board_groups; DROP TABLE board_members; "
                                 "DROP TABLE board_backends; DROP INDEX runs_cpu_best; "
                                 "DROP INDEX runs_member; DROP INDEX runs_ranked; "
@@ -913,12 +926,12 @@ static void test_backfill(void **state)
     assert_int_equal(lb_migrate_version(db), lb_migrate_latest());
     /* migration 4 measured the stored documents: what lb_store_document_bytes says */
     long long bytes = 0;
-    struct lb_buf text = {0};
+    struct xpb_text text = {0};
     struct lb_submission_info info;
     assert_int_equal(lb_store_document_bytes(&bytes, db, 2, &err), XPB_OK);
     assert_int_equal(lb_store_submission(&info, &text, db, 2, &err), XPB_OK);
     assert_int_equal(bytes, (long long)text.len);
-    lb_buf_free(&text);
+    xpb_text_free(&text);
     assert_int_equal(lb_store_document_bytes(&bytes, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     kinds_of(kinds, sizeof kinds, f);
@@ -964,18 +977,18 @@ static void test_store(void **state)
     assert_non_null(strstr(err.msg, "runs[0].config.model"));
     /* a submission back: summary and the canonical text as stored */
     struct lb_submission_info info;
-    struct lb_buf text = {0};
-    lb_buf_puts(&text, "before:");
+    struct xpb_text text = {0};
+    xpb_text_puts(&text, "before:");
     assert_int_equal(lb_store_submission(&info, &text, db, 1, &err), XPB_OK);
     assert_memory_equal(text.data, "before:", 7);
     assert_string_equal(text.data + 7, canon);
     assert_string_equal(info.content_hash, key);
     assert_int_equal(info.schema_version, 1);
-    lb_buf_insert(&text, 7, "<>", 2); /* an answer assembled around the text in place */
+    xpb_text_insert(&text, 7, "<>", 2); /* an answer assembled around the text in place */
     assert_memory_equal(text.data, "before:<>", 9);
     assert_string_equal(text.data + 9, canon);
     assert_int_equal(text.len, strlen(canon) + 9);
-    lb_buf_free(&text);
+    xpb_text_free(&text);
     assert_int_equal(lb_store_submission(&info, NULL, db, 99, &err), XPB_NOT_FOUND);
     lb_pool_put(f->app.pool, db);
     free(canon);
@@ -1048,7 +1061,8 @@ static xpb_status extract(json_t *doc, size_t max_runs, struct lb_run_row **rows
     return lb_extract(&info, rows, n, doc, max_runs, err);
 }
 
-/* The naming rule, and members of a document read with a default (store/lb_doc.h). */
+/* The naming rule, and core's typed view read with the leaderboard's defaults
+ * (store/lb_doc.h). */
 static void test_names_and_members(void **state)
 {
     (void)state;
@@ -1058,17 +1072,27 @@ static void test_names_and_members(void **state)
     assert_false(lb_is_token_text("a b", 64));
     assert_false(lb_is_token_text("<x>", 64));
     assert_false(lb_is_token_text("abcdef", 5));
-    json_t *obj = json_pack("{s:s, s:f, s:i, s:n}", "name", "vgg16", "real", 2.5, "int", 7, "null");
-    assert_string_equal(lb_doc_str(obj, "name"), "vgg16");
-    assert_string_equal(lb_doc_str(obj, "real"), "");    /* another type */
-    assert_string_equal(lb_doc_str(obj, "missing"), ""); /* absent */
-    assert_string_equal(lb_doc_str(NULL, "name"), "");   /* no object */
-    assert_true(lb_doc_num(obj, "real") == 2.5);
-    assert_true(lb_doc_num(obj, "int") == 7);
-    assert_true(isnan(lb_doc_num(obj, "name")));
-    assert_true(isnan(lb_doc_num(obj, "null")));
-    assert_true(isnan(lb_doc_num(NULL, "real")));
-    json_decref(obj);
+    assert_string_equal(lb_doc_str("vgg16"), "vgg16");
+    assert_string_equal(lb_doc_str(NULL), ""); /* absent, null or another type */
+    assert_true(lb_doc_num(7) == 7);
+    assert_true(isnan(lb_doc_num(XPB_RESULTS_NO_INT)));
+    assert_int_equal(lb_doc_int(7, 0), 7);
+    assert_int_equal(lb_doc_int(XPB_RESULTS_NO_INT, 1), 1);
+    assert_true(lb_doc_true(1));
+    assert_false(lb_doc_true(0));
+    assert_false(lb_doc_true(XPB_RESULTS_NO_BOOL));
+    /* device kinds: what a version-2 document says, unknown otherwise */
+    json_t *run = json_pack("{s:{s:s}}", "device", "kind", "gpu");
+    xpb_arena arena = {0};
+    struct xpb_results_run v;
+    assert_int_equal(xpb_results_view_run(&v, &arena, run, 2), XPB_OK);
+    assert_string_equal(lb_doc_kind(&v, 2), "gpu");
+    assert_string_equal(lb_doc_kind(&v, 1), "unknown");
+    json_object_del(json_object_get(run, "device"), "kind");
+    assert_int_equal(xpb_results_view_run(&v, &arena, run, 2), XPB_OK);
+    assert_string_equal(lb_doc_kind(&v, 2), "unknown");
+    xpb_arena_free(&arena);
+    json_decref(run);
 }
 
 static void test_extract_rules(void **state)
@@ -1183,7 +1207,7 @@ static void raw_post(struct answer *a, struct fixture *f, const char *type, cons
     memset(&a->res, 0, sizeof a->res);
     lb_route(&f->app, &req, &a->res);
     a->status = a->res.status;
-    a->body = lb_buf_take(&a->res.body, NULL);
+    a->body = xpb_text_take(&a->res.body, NULL);
 }
 
 static void test_api_post(void **state)
@@ -1463,12 +1487,12 @@ static void test_answer_limit(void **state)
     a.res.body.limit = 2000;
     lb_route(&f->app, &req, &a.res);
     assert_true(a.res.body.too_large);
-    assert_null(lb_buf_take(&a.res.body, NULL));
+    assert_null(xpb_text_take(&a.res.body, NULL));
     memset(&a.res, 0, sizeof a.res);
     a.res.body.limit = lb_answer_limit(&f->app);
     lb_route(&f->app, &req, &a.res);
     assert_false(a.res.body.failed);
-    lb_buf_free(&a.res.body);
+    xpb_text_free(&a.res.body);
     assert_true(lb_answer_limit(&f->app) >= f->app.max_body + 1024);
 }
 
@@ -2069,7 +2093,8 @@ static void test_table_order(void **state)
                                 "ALTER TABLE board_groups DROP COLUMN creator_token; "
                                 "ALTER TABLE board_groups DROP COLUMN creator_turn; "
                                 "ALTER TABLE board_groups DROP COLUMN last_submission; "
-                                "DELETE FROM schema_migrations WHERE version = 5",
+                                "DROP TABLE tta_runs; "
+                                "DELETE FROM schema_migrations WHERE version >= 5",
                                 &err),
                      XPB_OK);
     assert_int_equal(lb_migrate(db, &err), XPB_OK);
@@ -2154,6 +2179,307 @@ static void test_flood(void **state)
     free(a.body);
 }
 
+/* ---- time to accuracy (schema version 3) ---- */
+
+/* Three time-to-accuracy results of conv6 on Fashion-MNIST to 0.90 (the reference converges
+ * in 3 epochs): "steady" reaches it in ~120 s, "quick" in ~60 s with one run after 1 epoch
+ * (outside the reference point), "stuck" has two of three runs that never reach it. */
+static const struct lbt_tta tta_results[3] = {
+    {"steady",
+     "conv6",
+     "default",
+     "fp32",
+     "cpu_onednn",
+     "Xeon <b>",
+     "cpu",
+     64,
+     0.90,
+     5,
+     {100, 110, 120, 130, 140},
+     {3, 3, 3.25, 3.5, 3.5},
+     50},
+    {"quick",
+     "conv6",
+     "default",
+     "fp32",
+     "cpu_onednn",
+     "Xeon",
+     "cpu",
+     64,
+     0.90,
+     3,
+     {20, 60, 70},
+     {1, 3, 3.25},
+     0},
+    {"stuck",
+     "conv6",
+     "default",
+     "fp32",
+     "cpu_ref",
+     "Xeon",
+     "cpu",
+     64,
+     0.90,
+     3,
+     {200, NAN, NAN},
+     {3, 0, 0},
+     0},
+};
+
+static const struct lbt_run tta_throughput = {
+    "thr", "conv6", "default", "train", "fp32", "cpu_onednn", "Xeon", 64, 500, 0.128, 0, NULL};
+
+/* Sets key of runs[i].tta (below `sub` when not NULL) of doc to v. */
+static void set_tta(json_t *doc, size_t i, const char *sub, const char *key, json_t *v)
+{
+    json_t *o = json_object_get(json_array_get(json_object_get(doc, "runs"), i), "tta");
+    if (sub)
+        o = json_object_get(o, sub);
+    assert_non_null(o);
+    json_object_set_new(o, key, v);
+}
+
+/* A version-3 document is read with its tta runs' scores, never a throughput; the
+ * leaderboard's bounds and the scores' agreement with their runs are checked. */
+static void test_tta_extract(void **state)
+{
+    (void)state;
+    xpb_err err;
+    struct lb_run_row *rows = NULL;
+    size_t n;
+    json_t *doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 3, 1);
+    assert_int_equal(xpb_results_validate(doc, &err), XPB_OK);
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_OK);
+    assert_int_equal(n, 4);
+    assert_false(rows[0].tta.has);
+    assert_true(rows[0].throughput == 500);
+    const struct lb_tta_row *t = &rows[1].tta;
+    assert_true(t->has);
+    assert_string_equal(rows[1].mode, "tta");
+    assert_true(isnan(rows[1].throughput)); /* its step rate is not what it measures */
+    assert_string_equal(t->dataset, "fashion-mnist");
+    assert_true(fabs(t->target - 0.90) < 1e-12);
+    assert_true(fabs(t->seconds - 120) < 1e-9); /* Olympic: 110, 120, 130 */
+    assert_true(t->seconds_min == 100 && t->seconds_max == 140);
+    assert_true(fabs(t->joules - 50 * 120) < 1e-6);
+    assert_true(t->epochs == 3.25); /* the median */
+    assert_true(t->reference_epochs == 3);
+    assert_int_equal(t->converged, 5);
+    assert_int_equal(t->runs, 5);
+    assert_int_equal(t->outside, 0);
+    assert_int_equal(rows[2].tta.outside, 1); /* 1 epoch: fewer than half the reference's */
+    assert_true(isnan(rows[2].tta.joules));   /* not measured */
+    assert_true(isnan(rows[3].tta.seconds));  /* two of three never reached it */
+    assert_int_equal(rows[3].tta.converged, 1);
+    free(rows);
+    json_decref(doc);
+    /* implausible numbers and scores that contradict their runs, each named by its path */
+    static const struct {
+        const char *sub, *key;
+        double v;
+        const char *says;
+    } wrong[] = {
+        {NULL, "target", 1.5, "runs[1].tta.target: 1.5 (accuracy) is not plausible"},
+        {"seconds", "mean", -1, "runs[1].tta.seconds.mean: -1 s is not plausible"},
+        {"seconds", "mean", 5e7, "runs[1].tta.seconds.mean: 5e+07 s"},
+        {"seconds", "mean", 150, "tta.seconds.mean: 150 is not plausible outside its runs'"},
+        {"seconds", "converged", 3, "tta.seconds.converged: 3, but 5 of tta.runs converged"},
+        {"joules", "runs", 9, "tta.joules.runs: 9 runs scored, but tta.runs lists 5"},
+    };
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 1, 2);
+        json_t *v = !strcmp(wrong[i].key, "converged") || !strcmp(wrong[i].key, "runs")
+                        ? json_integer((json_int_t)wrong[i].v)
+                        : json_real(wrong[i].v);
+        set_tta(doc, 1, wrong[i].sub, wrong[i].key, v);
+        assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+        if (!strstr(err.msg, wrong[i].says))
+            fail_msg("%s: %s", wrong[i].says, err.msg);
+        json_decref(doc);
+    }
+    doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 1, 3);
+    json_t *run0 = json_array_get(
+        json_object_get(json_object_get(json_array_get(json_object_get(doc, "runs"), 1), "tta"),
+                        "runs"),
+        0);
+    json_object_set_new(json_array_get(json_object_get(run0, "curve"), 0), "accuracy",
+                        json_real(1.2));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[1].tta.runs[0].curve[0].accuracy: 1.2"));
+    set_tta(doc, 1, NULL, "dataset", json_string("fashion mnist"));
+    json_object_set_new(json_array_get(json_object_get(run0, "curve"), 0), "accuracy",
+                        json_real(0.2));
+    assert_int_equal(extract(doc, 256, &rows, &n, &err), XPB_PARSE_ERROR);
+    assert_non_null(strstr(err.msg, "runs[1].tta.dataset"));
+    json_decref(doc);
+}
+
+/* The rows of tta_runs as "run_index:converged/n_runs,..." in the order of their run ids. */
+static void tta_kept(char *out, size_t cap, struct fixture *f)
+{
+    static const char sql[] = "SELECT r.run_index, x.converged, x.n_runs FROM tta_runs x "
+                              "JOIN runs r ON r.id = x.run_id ORDER BY x.run_id";
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, sql, &err);
+    assert_non_null(s);
+    out[0] = '\0';
+    while (lb_stmt_step(s) == LB_STEP_ROW) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%lld:%lld/%lld", n ? "," : "", lb_col_int(s, 0),
+                 lb_col_int(s, 1), lb_col_int(s, 2));
+    }
+    lb_stmt_done(s);
+    lb_pool_put(f->app.pool, db);
+}
+
+/* Uploaded tta runs are kept on their own board, ranked by time to target, in none of the
+ * throughput tables; migration 6 keeps those stored before it. */
+static void test_tta_store(void **state)
+{
+    struct fixture *f = *state;
+    json_t *doc = lbt_doc_v3("Xeon", &tta_throughput, 1, tta_results, 3, 1);
+    assert_int_equal(store_doc(f, doc, NULL, NULL), 1);
+    json_decref(doc);
+    char kept[128];
+    tta_kept(kept, sizeof kept, f);
+    assert_string_equal(kept, "1:5/5,2:3/3,3:1/3");
+    assert_int_equal(mismatches(f), 0); /* the throughput tables hold the throughput run only */
+    struct lb_db *db = lb_pool_get(f->app.pool);
+    xpb_err err;
+    struct lb_stmt *s = lb_db_stmt(db, "SELECT count(*) FROM board_groups", &err);
+    long long groups = 0;
+    assert_int_equal(lb_store_int(&groups, db, s, "groups", &err), XPB_OK);
+    assert_int_equal(groups, 1);
+    struct lb_tta_group *g = NULL;
+    size_t n_groups = 0;
+    long long total = 0;
+    assert_int_equal(lb_store_tta_groups(&g, &n_groups, &total, db, 10, 0, &err), XPB_OK);
+    assert_int_equal(n_groups, 1);
+    assert_int_equal(total, 1);
+    assert_string_equal(g[0].model, "conv6");
+    assert_string_equal(g[0].dataset, "fashion-mnist");
+    assert_int_equal(g[0].n_runs, 3);
+    assert_int_equal(g[0].n_submitters, 1);
+    struct lb_run_row *rows = NULL;
+    size_t n = 0;
+    assert_int_equal(lb_store_tta_runs(&rows, &n, &total, db, &g[0], 10, 25, &err), XPB_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(total, 3);
+    /* quick (Olympic 60 s), steady (120 s), then stuck (not reached) */
+    assert_string_equal(rows[0].run_id, "quick");
+    assert_string_equal(rows[1].run_id, "steady");
+    assert_string_equal(rows[2].run_id, "stuck");
+    assert_true(rows[0].tta.has && rows[0].tta.outside == 1);
+    assert_true(fabs(rows[1].tta.seconds - 120) < 1e-9);
+    assert_true(isnan(rows[2].tta.seconds));
+    assert_string_equal(rows[1].device, "Xeon <b>");
+    free(rows);
+    /* one submitter's fastest only */
+    assert_int_equal(lb_store_tta_runs(&rows, &n, &total, db, &g[0], 1, 25, &err), XPB_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(total, 1);
+    assert_string_equal(rows[0].run_id, "quick");
+    free(rows);
+    free(g);
+    /* migration 6 again, from the stored documents: the same rows */
+    assert_int_equal(lb_db_exec(db,
+                                "DROP TABLE tta_runs; DELETE FROM schema_migrations WHERE "
+                                "version = 6",
+                                &err),
+                     XPB_OK);
+    assert_int_equal(lb_migrate(db, &err), XPB_OK);
+    lb_pool_put(f->app.pool, db);
+    tta_kept(kept, sizeof kept, f);
+    assert_string_equal(kept, "1:5/5,2:3/3,3:1/3");
+}
+
+/* The board's page: one table ranked by time to target, the spread, the epochs, the runs
+ * outside the reference flagged, every text escaped; never on the throughput rankings. */
+static void test_tta_page(void **state)
+{
+    struct fixture *f = *state;
+    struct answer a;
+    request(&a, f, "GET", "/tta", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "No time-to-accuracy results here yet."));
+    free(a.body);
+    json_t *doc =
+        lbt_doc_v3("Xeon \"<script>alert(1)</script>", &tta_throughput, 1, tta_results, 3, 1);
+    post_doc(&a, f, doc);
+    assert_int_equal(a.status, 201);
+    free(a.body);
+    json_decref(doc);
+    request(&a, f, "GET", "/tta", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_null(strstr(a.body, "<script>alert"));
+    assert_null(strstr(a.body, "Xeon <b>"));
+    assert_non_null(strstr(a.body, "Xeon &lt;b&gt;"));
+    assert_non_null(strstr(a.body, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_non_null(strstr(a.body, "target accuracy 0.9000"));
+    assert_non_null(strstr(a.body, "3 results from 1 submitter"));
+    /* ranked: quick (60 s), steady (120 s, spread 100-140 s), stuck (not reached) */
+    const char *quick = strstr(a.body, "<b>60.0</b>");
+    const char *steady = strstr(a.body, "<b>120</b><span class=\"ci small muted\">100\xE2\x80\x93"
+                                        "140</span>");
+    const char *stuck = strstr(a.body, "not reached</span>");
+    assert_non_null(quick);
+    assert_non_null(steady);
+    assert_non_null(stuck);
+    assert_true(quick < steady && steady < stuck);
+    assert_non_null(strstr(a.body, ">5/5</td>"));
+    assert_non_null(strstr(a.body, ">1/3</td>"));
+    assert_non_null(strstr(a.body, "6,000")); /* steady's energy: 50 W x 120 s */
+    /* quick's run after 1 epoch is outside the reference's 3: flagged */
+    const char *flag = strstr(a.body, "1 run converged after fewer than half");
+    assert_non_null(flag);
+    assert_true(flag > quick && flag < steady);
+    assert_null(strstr(a.body, "2 runs converged after"));
+    free(a.body);
+    /* the rankings hold the throughput run only; the submission shows the scores */
+    request(&a, f, "GET", "/", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "href=\"/tta\""));
+    assert_null(strstr(a.body, "not reached"));
+    assert_null(strstr(a.body, "<span class=\"pill\">tta</span>"));
+    assert_non_null(strstr(a.body, "<span class=\"pill\">train</span>"));
+    free(a.body);
+    request(&a, f, "GET", "/?backend=cpu_ref", NULL, NULL); /* read from the runs */
+    assert_int_equal(a.status, 200);
+    assert_null(strstr(a.body, "<span class=\"pill\">tta</span>"));
+    assert_null(strstr(a.body, "<section class=\"card group\""));
+    free(a.body);
+    request(&a, f, "GET", "/submissions/1", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "time to accuracy"));
+    assert_non_null(strstr(a.body, "reached 5/5"));
+    assert_non_null(strstr(a.body, "did not reach the target in 10 epochs"));
+    assert_null(strstr(a.body, "<script>alert"));
+    free(a.body);
+    /* the API lists the tta runs without a throughput */
+    request(&a, f, "GET", "/api/v1/results?mode=tta", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    json_t *list = json_loads(a.body, 0, NULL);
+    assert_non_null(list);
+    json_t *listed = json_object_get(json_array_get(json_object_get(list, "results"), 0), "runs");
+    assert_int_equal(json_array_size(listed), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *run = json_array_get(listed, i);
+        assert_string_equal(json_string_value(json_object_get(run, "mode")), "tta");
+        assert_true(json_is_null(json_object_get(run, "throughput")));
+        assert_true(json_is_null(json_object_get(run, "step_time_p50_s")));
+    }
+    json_decref(list);
+    free(a.body);
+    request(&a, f, "GET", "/tta?page=0", NULL, NULL);
+    assert_int_equal(a.status, 400);
+    free(a.body);
+    request(&a, f, "GET", "/tta?page=2", NULL, NULL);
+    assert_int_equal(a.status, 200);
+    assert_non_null(strstr(a.body, "previous tables"));
+    free(a.body);
+}
+
 int main(int argc, char **argv)
 {
     struct lbt_pg pg;
@@ -2209,6 +2535,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_table_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_rankings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_world_size_tables, setup, teardown),
+        cmocka_unit_test(test_tta_extract),
+        cmocka_unit_test_setup_teardown(test_tta_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tta_page, setup, teardown),
     };
     int failed = cmocka_run_group_tests_name(database ? "leaderboard units on PostgreSQL"
                                                       : "leaderboard units on SQLite",

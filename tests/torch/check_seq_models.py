@@ -137,7 +137,7 @@ def check_dumps(xpubench, work):
         f.write(DUMPS)
     shutil.rmtree(dump, ignore_errors=True)
     env = dict(os.environ, XPB_NO_PROGRESS="1")
-    r = subprocess.run([xpubench, "run", scenario, "--dump", dump, "-o",
+    r = subprocess.run([xpubench, "run", scenario, "--dump", dump, "--force", "-o",
                         os.path.join(work, "seq-dumps.json")], env=env, capture_output=True,
                        text=True)
     if r.returncode != 0:

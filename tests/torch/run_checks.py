@@ -63,7 +63,7 @@ def check_dumps(xpubench, work, scenarios):
         name = os.path.splitext(os.path.basename(path))[0]
         dump = os.path.join(work, name)
         shutil.rmtree(dump, ignore_errors=True)
-        r = subprocess.run([xpubench, "run", path, "--dump", dump, "-o",
+        r = subprocess.run([xpubench, "run", path, "--dump", dump, "--force", "-o",
                             os.path.join(work, name + ".json")], env=env,
                            capture_output=True, text=True)
         if r.returncode != 0:
