@@ -2,7 +2,8 @@
 """xpubench's cpu_onednn backend against PyTorch, side by side in one run (issue 4's targets).
 
   bench/compare.py [--xpubench BUILD/xpubench] [--threads 2] [--quick] [--only REGEX]
-                   [--skip-torch] [--json OUT.json]
+                   [--skip-torch] [--json OUT.json] [--param NAME=VALUE ...] [--rounds N]
+                   [--batch N] [--no-bf16]
 
 For every standard run of docs/workloads.md it runs `xpubench run configs/<run>.yaml --set
 backend=cpu_onednn ...` and bench/torch_bench.py with the same model, batch, precision and
@@ -16,6 +17,12 @@ thread count, then prints the throughput ratios and checks the targets:
                     (measured here, same threads)
   overhead          host time outside the backend < 1% of the step for every run
   fusion            inference latency with fusion on vs off (reported)
+
+The sequence models (lstm-ptb-medium-train, transformer-base-train, gpt2-small-train) are
+training rows like the others. --param NAME=VALUE sets a model parameter on both sides and
+--batch the batch (for reduced sizes; use them with --only, as the parameters differ between
+models); --rounds N runs each training row N times, xpubench and PyTorch alternately, and
+reports the median of each side.
 
 PyTorch is Debian's python3-torch; install libopenblas0-pthread first (the script warns when
 libblas.so.3 is the reference BLAS). Use --quick for a smoke test (few steps; numbers noisy).
@@ -40,7 +47,12 @@ TRAIN = [("conv6-train", "conv6", "cifar", 64), ("vgg16-cifar-train", "vgg16", "
          ("vgg16-imagenet-train", "vgg16", "imagenet", 8),
          ("resnet18-imagenet-train", "resnet18", "imagenet", 16),
          ("cyclegan-small-train", "cyclegan", "small", 1),
-         ("cyclegan-full-train", "cyclegan", "full", 1)]
+         ("cyclegan-full-train", "cyclegan", "full", 1),
+         ("lstm-ptb-medium-train", "lstm", "ptb-medium", 20),
+         ("transformer-base-train", "transformer", "base", 16),
+         ("gpt2-small-train", "transformer", "gpt2-small", 4)]
+# model parameters the standard scenarios set (configs/<run>.yaml), given to PyTorch too
+SCENARIO_PARAMS = {"gpt2-small-train": {"seq_len": "512"}}
 CLASSIFIERS = [("conv6", "conv6", "cifar"), ("vgg16-cifar", "vgg16", "cifar"),
                ("vgg16-imagenet", "vgg16", "imagenet"), ("resnet18-cifar", "resnet18", "cifar"),
                ("resnet18-imagenet", "resnet18", "imagenet")]
@@ -105,9 +117,11 @@ def run_xpubench(exe, config, sets, quick, env=None):
                 "p95_ms": 1e3 * m["step_time_s"]["p95"]}
 
 
-def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None):
+def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None, params=None):
     cmd = [sys.executable, os.path.join(HERE, "torch_bench.py"), model, variant, mode, str(batch),
            "--threads", str(threads)]
+    for k, v in (params or {}).items():
+        cmd += ["--param", f"{k}={v}"]
     if lr is not None:
         cmd += ["--lr", repr(lr)]
     if bf16:
@@ -120,6 +134,14 @@ def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None):
     if p.returncode != 0:
         return {"error": p.stderr.strip()[-300:]}
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def median_run(runs):
+    """The run of median throughput among `runs` (the first error when one failed)."""
+    ok = [r for r in runs if "samples_per_s" in r]
+    if len(ok) < len(runs) or not ok:
+        return next((r for r in runs if "samples_per_s" not in r), {})
+    return sorted(ok, key=lambda r: r["samples_per_s"])[(len(ok) - 1) // 2]
 
 
 def geomean(xs):
@@ -139,7 +161,14 @@ def main():
     ap.add_argument("--only", default="", help="regex on run ids")
     ap.add_argument("--skip-torch", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--param", action="append", default=[],
+                    help="NAME=VALUE: a model parameter for the selected training rows, both sides")
+    ap.add_argument("--batch", type=int, help="the batch of the selected training rows")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="training rows: N alternating runs of each side, medians reported")
+    ap.add_argument("--no-bf16", action="store_true", help="training rows in fp32 only")
     a = ap.parse_args()
+    user_params = dict(kv.split("=", 1) for kv in a.param)
     if not os.path.exists(a.xpubench):
         sys.exit(f"compare.py: {a.xpubench} not found (build first, or pass --xpubench)")
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
@@ -162,20 +191,32 @@ def main():
     for rid, model, variant, batch in TRAIN:
         if not sel(rid):
             continue
-        for prec in ("fp32", "bf16"):
-            x = run_xpubench(a.xpubench, rid, dict(base, precision=prec), a.quick)
-            # the learning rate the scenario gave xpubench (vgg16-imagenet-train lowers it)
-            t = {} if a.skip_torch else run_torch(model, variant, "train", batch, prec == "bf16",
-                                                  a.threads, a.quick, x.get("lr"))
+        params = dict(SCENARIO_PARAMS.get(rid, {}), **user_params)
+        batch = a.batch or batch
+        for prec in ("fp32",) if a.no_bf16 else ("fp32", "bf16"):
+            sets = dict(base, precision=prec, batch=batch,
+                        **{"params." + k: v for k, v in params.items()})
+            xs, ts = [], []
+            for _ in range(a.rounds):
+                xs.append(run_xpubench(a.xpubench, rid, sets, a.quick))
+                # the learning rate the scenario gave xpubench (vgg16-imagenet-train lowers it)
+                ts.append({} if a.skip_torch else run_torch(model, variant, "train", batch,
+                                                            prec == "bf16", a.threads, a.quick,
+                                                            xs[-1].get("lr"), params))
+            x, t = median_run(xs), median_run(ts)
             ratio = x.get("samples_per_s", float("nan")) / t.get("samples_per_s", float("nan"))
-            results["train"].append({"id": rid, "precision": prec, "xpubench": x, "torch": t,
-                                     "ratio": ratio})
+            results["train"].append({"id": rid, "precision": prec, "batch": batch,
+                                     "params": params, "xpubench": x, "torch": t,
+                                     "ratio": ratio, "rounds": {"xpubench": xs, "torch": ts}})
             err = x.get("error") or t.get("error")
             emulated = "  (bf16 emulated)" if x.get("precision_kind") == "emulated" else ""
             print(f"{rid:26} {prec:5} {fmt(x.get('samples_per_s')):>11} "
                   f"{fmt(t.get('samples_per_s')):>9} {fmt(ratio):>6} {fmt(x.get('gflops'), '.1f'):>8} "
                   f"{fmt(100 * x['overhead'], '.3f') + '%' if x.get('overhead') is not None else '-':>9}"
                   + emulated + (f"  ERROR {err}" if err else ""), flush=True)
+            if a.rounds > 1:
+                each = lambda rs: " ".join(fmt(r.get("samples_per_s")) for r in rs)
+                print(f"{'':26} rounds: xpubench {each(xs)}; torch {each(ts)}", flush=True)
 
     print(f"\n{'inference':20} {'batch':>5} {'fusion':6} {'prec':5} {'xpubench':>10} "
           f"{'torch':>10} {'ratio':>6}   (b1: p50 ms, ratio torch/xpubench; b128: samples/s)")

@@ -2,13 +2,18 @@
 """PyTorch side of the comparison: one run of one model, printed as a JSON line.
 
   torch_bench.py MODEL VARIANT MODE BATCH [--bf16] [--threads N] [--lr LR] [--min-time S] [--min-steps N]
+                 [--param NAME=INT ...]
 
 MODE is train (samples/s of full training steps: forward, loss, backward, optimizer) or
 inference (eval mode, no autograd; step-time percentiles). --bf16 wraps forward and loss in
 torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's mixed precision on CPU. The training
 recipe is xpubench's: softmax cross-entropy and SGD (lr 0.01, momentum 0.9) for classifiers,
 CycleGAN's two Adam phases (lr 2e-4, betas 0.5/0.999) with LSGAN, cycle (10) and identity (5)
-losses, on one fixed synthetic batch.
+losses, on one fixed synthetic batch. The sequence models (lstm, transformer base and
+gpt2-small; tests/torch/xpb_torch_seq_models.py, with xpubench's model parameters as --param)
+train as docs/models.md says: the LSTM with SGD lr 1, clipping at 5 and the loss summed over
+the steps; the Transformer with label smoothing 0.1 and Adam (0.9, 0.98, 1e-9) at 6.99e-4;
+GPT-2 with AdamW (0.9, 0.95, 1e-8, weight decay 0.1) at 6e-4 and clipping at 1; dropout on.
 """
 
 import argparse
@@ -21,8 +26,11 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "torch"))
 import torch_models  # noqa: E402
+import xpb_torch_seq_models  # noqa: E402
 
 
 def classifier_step(model, opt, x, y, bf16):
@@ -71,6 +79,45 @@ def cyclegan_step(m, opt_g, opt_d, real_a, real_b, bf16):
     return loss_g
 
 
+def seq_setup(a):
+    """The step function of a sequence model's training (docs/models.md's recipes)."""
+    params = dict(kv.split("=", 1) for kv in a.param)
+    params = {k: float(v) if k == "dropout" else int(v) for k, v in params.items()}
+    model, args = xpb_torch_seq_models.build(a.model, a.variant, **params)
+    model.train()
+    vocab = params.get("vocab") or {"lstm": 10000, "base": 37000, "gpt2-small": 50257}[
+        "lstm" if a.model == "lstm" else a.variant]
+    # tokens as the model's forward takes them: [S, B] for the LSTM and nn.Transformer,
+    # [B, S] for GPT-2; targets in the logits' order
+    shapes = [tuple(a.batch if d == 1 else d for d in x.shape) for x in args]
+    inputs = [torch.randint(0, vocab, s) for s in shapes]
+    targets = torch.randint(0, vocab, shapes[-1])
+    clip, smoothing, scale = None, 0.0, 1.0
+    if a.model == "lstm":
+        opt = torch.optim.SGD(model.parameters(), lr=1.0 if a.lr is None else a.lr)
+        clip, scale = 5.0, float(shapes[0][0])  # the loss summed over the unrolled steps
+    elif a.variant == "base":
+        opt = torch.optim.Adam(model.parameters(), lr=6.99e-4 if a.lr is None else a.lr,
+                               betas=(0.9, 0.98), eps=1e-9)
+        smoothing = 0.1
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=6e-4 if a.lr is None else a.lr,
+                                betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+        clip = 1.0
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            logits = model(*inputs).float()
+            loss = scale * F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                           targets.reshape(-1), label_smoothing=smoothing)
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+    return step
+
+
 def timed(fn, warmup, min_steps, min_time):
     for _ in range(warmup):
         fn()
@@ -94,13 +141,23 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--min-steps", type=int, default=10)
     ap.add_argument("--min-time", type=float, default=3.0)
+    ap.add_argument("--param", action="append", default=[],
+                    help="NAME=VALUE: a model parameter of a sequence model, as xpubench's")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)  # Debian's torch defaults to 1 thread here
     torch.manual_seed(0)
-    model, shape, classes = torch_models.build(a.model, a.variant)
-    x = torch.rand(a.batch, *shape) * 2 - 1
-    if a.mode == "inference":
+    if a.model in ("lstm", "transformer"):
+        if a.mode != "train":
+            sys.exit("torch_bench.py: sequence models are measured in training only")
+        step = seq_setup(a)
+        model = shape = classes = x = None
+    else:
+        model, shape, classes = torch_models.build(a.model, a.variant)
+        x = torch.rand(a.batch, *shape) * 2 - 1
+    if model is None:
+        pass
+    elif a.mode == "inference":
         net = model.G_A if a.model == "cyclegan" else model
         net.eval()
 
@@ -132,7 +189,7 @@ def main():
     pct = lambda p: times[min(len(times) - 1, int(p * len(times)))]
     print(json.dumps({
         "framework": "pytorch " + torch.__version__, "model": a.model, "variant": a.variant,
-        "mode": a.mode, "batch": a.batch, "precision": "bf16" if a.bf16 else "fp32",
+        "mode": a.mode, "batch": a.batch, "params": a.param, "precision": "bf16" if a.bf16 else "fp32",
         "threads": torch.get_num_threads(), "steps": len(times),
         "samples_per_s": a.batch * len(times) / sum(times),
         "p50_ms": 1e3 * statistics.median(times), "p95_ms": 1e3 * pct(0.95),

@@ -6,7 +6,8 @@
 # checks that the plugin's object files depend on each other without a cycle.
 if(TARGET backend_cpu_onednn AND TARGET backend_cpu_ref)
   add_dependencies(test_conformance_onednn backend_cpu_onednn backend_cpu_ref)
-  foreach(m model_conv6 model_vgg16 model_resnet18 model_cyclegan)
+  foreach(m model_conv6 model_vgg16 model_resnet18 model_cyclegan model_alexnet model_lstm
+      model_transformer)
     if(TARGET ${m})
       add_dependencies(test_conformance_onednn ${m})
     endif()

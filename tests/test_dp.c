@@ -327,7 +327,7 @@ static void test_failing_rank(void **state)
     (void)state;
     need_mpi();
     write_fault_scenario("faults.yaml", 1, 2);
-    check_fault("1:open", "unsupported", 1, 6); /* a bad device: exit 6, a run unsupported */
+    check_fault("1:open", "unsupported", 1, 0); /* a bad device: the run unsupported, allowed */
     check_fault("1:compile", "failed", 1, 1);   /* out of memory at compile */
     check_fault("1:step:2", "failed", 1, 1);    /* rank 0 waits in an ALL_REDUCE meanwhile */
     check_fault("0:step:3", "failed", 0, 1);
@@ -509,7 +509,7 @@ static void test_without_module(void **state)
     /* alone, asking for data parallelism: refused, saying what is missing */
     int rc = sh(NULL, "%s" XPUBENCH " run %s/data.yaml -o %s/data.json",
                 XPB_TEST_HAVE_MPI ? "XPB_MPI_MODULE=/nonexistent/xpubench_mpi.so " : "", dir, dir);
-    assert_int_equal(rc, 6); /* unsupported, like a backend this machine lacks: exit 6 */
+    assert_int_equal(rc, 0); /* unsupported, like a backend this machine lacks (allowed) */
     json_t *doc = load("data.json");
     const char *error = json_string_value(at(doc, "runs.0.error"));
     fprintf(stderr, "alone: %s\n", error);

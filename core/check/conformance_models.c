@@ -12,34 +12,67 @@
 #include "run/session.h"
 #include "scenario/run_config.h"
 
-/* The reduced size of each model (others run at their defaults, batch 2). */
+/* The reduced size of a model case: a model with entries runs once per entry (the sequence
+ * models once per variant), the others once at their defaults, batch 2. */
+#define XPB_CT_MODEL_PARAMS 6
 typedef struct model_size {
     const char *model, *variant;
     uint32_t batch;
-    xpb_kv param; /* one model parameter; key NULL: none */
-    int heavy;    /* skipped in quick mode */
+    const char *brief; /* the reduction as the report's shape column shows it; NULL: none */
+    xpb_kv params[XPB_CT_MODEL_PARAMS]; /* model parameters; the list ends at a NULL key */
+    int heavy;                          /* skipped in quick mode */
 } model_size;
 
 static const model_size model_sizes[] = {
-    {"conv6", NULL, 4, {NULL, NULL}, 0},
-    {"vgg16", "cifar", 2, {NULL, NULL}, 0},
-    {"resnet18", "cifar", 2, {NULL, NULL}, 0},
+    {"conv6", NULL, 4, NULL, {{NULL, NULL}}, 0},
+    {"vgg16", "cifar", 2, NULL, {{NULL, NULL}}, 0},
+    {"resnet18", "cifar", 2, NULL, {{NULL, NULL}}, 0},
     /* every layer, 1/16 of the pixels */
-    {"cyclegan", "small", 1, {(char *)"image_size", (char *)"32"}, 0},
+    {"cyclegan", "small", 1, "32", {{"image_size", "32"}}, 0},
+    /* every layer; the features end at 1x1, which the adaptive pool replicates to 6x6 */
+    {"alexnet",
+     NULL,
+     2,
+     "63px fc64 c10",
+     {{"image_size", "63"}, {"fc_width", "64"}, {"num_classes", "10"}},
+     0},
+    /* both layers and their dropouts; a short sequence, a small vocabulary and width */
+    {"lstm",
+     "ptb-medium",
+     3,
+     "T8 V50 H16",
+     {{"seq_len", "8"}, {"vocab", "50"}, {"hidden", "16"}},
+     0},
+    {"transformer",
+     "base",
+     2,
+     "T8 V40 d32 L2",
+     {{"seq_len", "8"},
+      {"vocab", "40"},
+      {"d_model", "32"},
+      {"heads", "4"},
+      {"layers", "2"},
+      {"d_ff", "48"}},
+     0},
+    {"transformer",
+     "gpt2-small",
+     2,
+     "T8 V40 d32 L2",
+     {{"seq_len", "8"},
+      {"vocab", "40"},
+      {"d_model", "32"},
+      {"heads", "4"},
+      {"layers", "2"},
+      {"context", "8"}},
+     0},
 };
 
-static const model_size *size_of(const char *model)
-{
-    for (size_t i = 0; i < sizeof model_sizes / sizeof model_sizes[0]; i++)
-        if (strcmp(model_sizes[i].model, model) == 0)
-            return &model_sizes[i];
-    return NULL;
-}
+#define N_MODEL_SIZES (sizeof model_sizes / sizeof model_sizes[0])
 
 /* The run configuration of a model case. Its strings point at `model`, `backend` and the
  * static table: valid as long as those are. */
-static void model_config(xpb_run_config *cfg, const char *model, const char *backend,
-                         const xpb_conformance_options *o)
+static void model_config(xpb_run_config *cfg, const char *model, const model_size *s,
+                         const char *backend, const xpb_conformance_options *o)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->id = (char *)model;
@@ -55,15 +88,13 @@ static void model_config(xpb_run_config *cfg, const char *model, const char *bac
     cfg->transfer = XPB_TRANSFER_RESIDENT;
     cfg->lr = cfg->momentum = cfg->weight_decay = NAN;
     cfg->min_steps = cfg->repeats = 1;
-    const model_size *s = size_of(model);
     if (!s)
         return;
     cfg->variant = (char *)s->variant;
     cfg->batch = s->batch;
-    if (s->param.key) {
-        cfg->params = (xpb_kv *)&s->param;
-        cfg->n_params = 1;
-    }
+    cfg->params = (xpb_kv *)s->params;
+    while (cfg->n_params < XPB_CT_MODEL_PARAMS && s->params[cfg->n_params].key)
+        cfg->n_params++;
 }
 
 /* Which tensors a model case compares: losses, outputs and state (batch-norm running
@@ -244,9 +275,9 @@ static int selected(const xpb_conformance_options *o, const char *name)
     return !o->filter || !o->filter[0] || strstr(name, o->filter) != NULL;
 }
 
-/* Both rows of model `name` compiled with keep_all or as run. */
+/* Both rows of model `name` at size `s` (NULL: its defaults) compiled with keep_all or as run. */
 static void model_rows(xpb_ct_report *rep, const xpb_ct_side *test, const xpb_ct_side *ref,
-                       const xpb_model_api *m, const char *name, int keep_all,
+                       const xpb_model_api *m, const char *name, const model_size *s, int keep_all,
                        const xpb_conformance_options *opt, int64_t *kinks)
 {
     char row[2][64], shape[96];
@@ -255,10 +286,10 @@ static void model_rows(xpb_ct_report *rep, const xpb_ct_side *test, const xpb_ct
     if (!selected(opt, row[0]) && !selected(opt, row[1]))
         return;
     xpb_run_config cfg;
-    model_config(&cfg, name, test->name, opt);
+    model_config(&cfg, name, s, test->name, opt);
+    const char *brief = s && s->brief ? s->brief : "";
     snprintf(shape, sizeof shape, "%s%s%s b%u, %s", cfg.variant ? cfg.variant : "default",
-             cfg.n_params ? " " : "", cfg.n_params ? cfg.params[0].value : "", cfg.batch,
-             keep_all ? "keep_all" : "as run");
+             brief[0] ? " " : "", brief, cfg.batch, keep_all ? "keep_all" : "as run");
     xpb_ct_result r[2];
     xpb_guard_activity("during conformance case 'model %s' (%s)", name, shape);
     run_model_case(r, test, ref, m, &cfg, keep_all, opt, kinks);
@@ -274,6 +305,18 @@ static void model_rows(xpb_ct_report *rep, const xpb_ct_side *test, const xpb_ct
     }
 }
 
+/* Both rows, with keep_all and as run, of model `name` at size `s` (NULL: its defaults). */
+static void model_case(xpb_ct_report *rep, const xpb_ct_side *test, const xpb_ct_side *ref,
+                       const xpb_model_api *m, const char *name, const model_size *s,
+                       const xpb_conformance_options *opt)
+{
+    if (opt->quick && s && s->heavy)
+        return;
+    int64_t kinks = 0;
+    for (int keep_all = 1; keep_all >= 0; keep_all--)
+        model_rows(rep, test, ref, m, name, s, keep_all, opt, &kinks);
+}
+
 void xpb_ct_model_cases(xpb_ct_report *rep, const xpb_registry *registry, const xpb_ct_side *test,
                         const xpb_ct_side *ref, const xpb_conformance_options *opt)
 {
@@ -281,12 +324,14 @@ void xpb_ct_model_cases(xpb_ct_report *rep, const xpb_registry *registry, const 
         const xpb_plugin_descriptor *d = xpb_registry_at(registry, i, NULL);
         if (!d || d->kind != XPB_PLUGIN_MODEL)
             continue;
-        const model_size *s = size_of(d->name);
-        if (opt->quick && s && s->heavy)
-            continue;
         const xpb_model_api *m = xpb_registry_model(registry, d->name);
-        int64_t kinks = 0;
-        for (int keep_all = 1; keep_all >= 0; keep_all--)
-            model_rows(rep, test, ref, m, d->name, keep_all, opt, &kinks);
+        int sized = 0;
+        for (size_t k = 0; k < N_MODEL_SIZES; k++)
+            if (strcmp(model_sizes[k].model, d->name) == 0) {
+                model_case(rep, test, ref, m, d->name, &model_sizes[k], opt);
+                sized = 1;
+            }
+        if (!sized)
+            model_case(rep, test, ref, m, d->name, NULL, opt);
     }
 }

@@ -48,6 +48,9 @@ static op_compiler compiler_of(uint32_t kind)
     case XPB_OP_LEAKY_RELU_BWD:
     case XPB_OP_TANH:
     case XPB_OP_TANH_BWD:
+    case XPB_OP_GELU:
+    case XPB_OP_GELU_BWD:
+    case XPB_OP_SCALE:
         return odn_compile_eltwise;
     case XPB_OP_MAXPOOL:
     case XPB_OP_MAXPOOL_BWD:
@@ -76,9 +79,35 @@ static op_compiler compiler_of(uint32_t kind)
         return odn_compile_dropout;
     case XPB_OP_SGD_UPDATE:
     case XPB_OP_ADAM_UPDATE:
+    case XPB_OP_ADAMW_UPDATE:
         return odn_compile_optim;
     case XPB_OP_ALL_REDUCE:
         return odn_compile_comm;
+    case XPB_OP_MATMUL:
+    case XPB_OP_MATMUL_BWD:
+    case XPB_OP_BATCHED_MATMUL:
+    case XPB_OP_BATCHED_MATMUL_BWD:
+        return odn_compile_matmul;
+    case XPB_OP_PERMUTE:
+        return odn_compile_permute;
+    case XPB_OP_ADD_BROADCAST:
+    case XPB_OP_MUL:
+    case XPB_OP_SUM_TO:
+        return odn_compile_bcast;
+    case XPB_OP_SOFTMAX:
+    case XPB_OP_SOFTMAX_BWD:
+        return odn_compile_softmax;
+    case XPB_OP_LAYER_NORM:
+    case XPB_OP_LAYER_NORM_BWD:
+        return odn_compile_lnorm;
+    case XPB_OP_EMBEDDING:
+    case XPB_OP_EMBEDDING_BWD:
+        return odn_compile_embed;
+    case XPB_OP_LSTM:
+    case XPB_OP_LSTM_BWD:
+        return odn_compile_lstm;
+    case XPB_OP_CLIP_GRAD_NORM:
+        return odn_compile_clip;
     default:
         return NULL;
     }
@@ -101,9 +130,9 @@ static xpb_status compile_op(xpb_executable *exe, uint32_t i)
 /* ---- validation ---- */
 
 /* Refuses, naming the op and its layer, every op whose kind cpu_onednn does not implement and
- * every op that sets an attribute these headers do not know or one of op set 3 (either changes
- * what the op computes). Runs before any other check of the ops: a newer op may use its operands in
- * ways the checks below do not expect. */
+ * every op that sets an attribute these headers do not know (it changes what the op computes).
+ * Runs before any other check of the ops: a newer op may use its operands in ways the checks
+ * below do not expect. */
 static xpb_status check_ops(xpb_executable *exe)
 {
     const xpb_program *p = exe->prog;
@@ -130,16 +159,24 @@ static xpb_status check_ops(xpb_executable *exe)
                             "computes",
                             label, (unknown & (unknown - 1)) ? "s" : "", bits, XPB_OPSET_VERSION);
         }
-        /* The attributes op set 3 gave SOFTMAX_XENT(_BWD) (ignore_index, label smoothing)
-         * change its loss, and the kernels here compute op set 1's. */
-        for (int b = 0; b < 64 && XPB_OP_HAS(p, attrs_set); b++)
-            if (((op->attrs_set >> b) & 1u) && xpb_attr_opset(1ull << b) > 2)
-                return odn_fail(exe, XPB_UNSUPPORTED,
-                                "%s: sets attribute bit %d of op set 3, which cpu_onednn does not "
-                                "implement yet",
-                                label, b);
     }
     return XPB_OK;
+}
+
+/* Whether op `kind` may leave its first output "not wanted" (XPB_NO_TENSOR): the backward ops
+ * whose first gradient is optional. */
+static int first_output_optional(uint32_t kind)
+{
+    switch (kind) {
+    case XPB_OP_BATCHNORM_BWD:
+    case XPB_OP_MATMUL_BWD:
+    case XPB_OP_BATCHED_MATMUL_BWD:
+    case XPB_OP_LAYER_NORM_BWD:
+    case XPB_OP_LSTM_BWD:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* Structure checks, after check_ops, then the op set's shape rules. Sizes are compared with
@@ -201,21 +238,32 @@ static xpb_status check_program(xpb_executable *exe)
         const xpb_op *op = xpb_program_op(p, i);
         char label[256];
         odn_op_label(exe, i, label, sizeof label);
-        if (op->n_inputs > XPB_MAX_OP_INPUTS || op->n_outputs > XPB_MAX_OP_OUTPUTS)
-            return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: %u inputs / %u outputs", label,
-                            op->n_inputs, op->n_outputs);
-        if (op->n_outputs > 0 && op->outputs[0] == XPB_NO_TENSOR &&
-            op->kind != XPB_OP_BATCHNORM_BWD)
+        /* beyond the inline arrays, the operands are in inputs_all / outputs_all (ABI 1.3) */
+        int all_in = XPB_OP_HAS(p, inputs_all) && op->inputs_all;
+        int all_out = XPB_OP_HAS(p, outputs_all) && op->outputs_all;
+        if ((op->n_inputs > XPB_MAX_OP_INPUTS && !all_in) ||
+            (op->n_outputs > XPB_MAX_OP_OUTPUTS && !all_out))
+            return odn_fail(exe, XPB_INVALID_ARGUMENT,
+                            "%s: %u inputs / %u outputs, more than xpb_op's inline arrays hold, "
+                            "and no inputs_all / outputs_all",
+                            label, op->n_inputs, op->n_outputs);
+        if (op->n_outputs > 0 && xpb_op_output(p, op, 0) == XPB_NO_TENSOR &&
+            !first_output_optional(op->kind))
             return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: its first output is XPB_NO_TENSOR",
                             label);
-        for (uint32_t k = 0; k < op->n_inputs; k++)
-            if (op->inputs[k] >= p->n_tensors)
+        /* XPB_NO_TENSOR: an optional operand that is absent, or an output not wanted */
+        for (uint32_t k = 0; k < op->n_inputs; k++) {
+            uint32_t t = xpb_op_input(p, op, k);
+            if (t >= p->n_tensors && t != XPB_NO_TENSOR)
                 return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: input %u is tensor %u of %u", label,
-                                k, op->inputs[k], p->n_tensors);
-        for (uint32_t k = 0; k < op->n_outputs; k++) /* XPB_NO_TENSOR: "not wanted" */
-            if (op->outputs[k] >= p->n_tensors && op->outputs[k] != XPB_NO_TENSOR)
+                                k, t, p->n_tensors);
+        }
+        for (uint32_t k = 0; k < op->n_outputs; k++) {
+            uint32_t t = xpb_op_output(p, op, k);
+            if (t >= p->n_tensors && t != XPB_NO_TENSOR)
                 return odn_fail(exe, XPB_INVALID_ARGUMENT, "%s: output %u is tensor %u of %u",
-                                label, k, op->outputs[k], p->n_tensors);
+                                label, k, t, p->n_tensors);
+        }
     }
     /* The op set's shape rules (the SDK's shapes.h, docs/ops.md): operand counts, dtypes,
      * attribute ranges and every tensor's shape, so that the op files can trust them. */
@@ -330,8 +378,11 @@ static xpb_status allocate_tables(xpb_executable *exe)
     }
     for (uint32_t i = 0; i < p->n_ops; i++) {
         const xpb_op *op = xpb_program_op(p, i);
-        for (uint32_t k = 0; k < op->n_inputs; k++)
-            exe->n_consumers[op->inputs[k]]++;
+        for (uint32_t k = 0; k < op->n_inputs; k++) {
+            uint32_t t = xpb_op_input(p, op, k);
+            if (t != XPB_NO_TENSOR)
+                exe->n_consumers[t]++;
+        }
         odn_fuse *f = &exe->fuse[i];
         f->into = f->eltwise_op = f->sum_op = f->sum_tensor = f->bn_op = ODN_NONE;
         f->relu_bwd_op = f->bn_fwd_op = f->ws_buf = ODN_NONE;

@@ -1,19 +1,20 @@
 /* Fusion planning (compile option fusion = 1, keep_all off). Chains are matched in program
- * order starting at a convolution, transposed convolution or inner product:
+ * order starting at a convolution, transposed convolution, inner product or MATMUL:
  *
  *   CONV2D -> BATCHNORM_INFER     inference: the batch norm is folded into the convolution's
  *                                 weights and bias (prep steps recompute them after the host
  *                                 writes parameters), so it costs nothing per step;
  *          -> ADD(., other)       the residual add becomes a "sum" post-op accumulating onto
  *                                 the other addend's buffer (which must die at that ADD);
- *          -> RELU/LEAKY_RELU/TANH   an eltwise post-op.
+ *          -> RELU/LEAKY_RELU/TANH   an eltwise post-op (GELU too at inference).
  *
  * and BATCHNORM_INFER -> RELU (when not folded) uses oneDNN's fused norm+relu flag, as does
  * BATCHNORM_TRAIN -> RELU in training together with their backward ops. An
  * intermediate tensor is elided only when the next op of the chain is its only reader and the
  * host cannot see it; every op of a chain must belong to the same phase. Training programs
  * fuse conv/linear + activation (the backward ops read the activation's output, never the
- * convolution's), the sum when it applies, and batch norm + ReLU (plan_bn_relu_train). */
+ * convolution's), the sum when it applies, and batch norm + ReLU (plan_bn_relu_train).
+ * MATMUL (op set 3) takes an activation post-op as LINEAR does. */
 #include "odn.h"
 
 static const xpb_tensor_desc *T(const xpb_executable *exe, uint32_t id)
@@ -35,24 +36,24 @@ static uint32_t sole_consumer(const xpb_executable *exe, uint32_t tid, uint32_t 
     for (uint32_t j = after + 1; j < exe->prog->n_ops; j++) {
         const xpb_op *op = xpb_program_op(exe->prog, j);
         for (uint32_t k = 0; k < op->n_inputs; k++)
-            if (op->inputs[k] == tid)
+            if (xpb_op_input(exe->prog, op, k) == tid)
                 return j;
     }
     return ODN_NONE;
 }
 
-static int reads(const xpb_op *op, uint32_t tid)
+static int reads(const xpb_program *p, const xpb_op *op, uint32_t tid)
 {
     for (uint32_t k = 0; k < op->n_inputs; k++)
-        if (op->inputs[k] == tid)
+        if (xpb_op_input(p, op, k) == tid)
             return 1;
     return 0;
 }
 
-static int writes(const xpb_op *op, uint32_t tid)
+static int writes(const xpb_program *p, const xpb_op *op, uint32_t tid)
 {
     for (uint32_t k = 0; k < op->n_outputs; k++)
-        if (op->outputs[k] == tid)
+        if (xpb_op_output(p, op, k) == tid)
             return 1;
     return 0;
 }
@@ -69,8 +70,8 @@ static int addend_ok(const xpb_executable *exe, uint32_t o, uint32_t i, uint32_t
     for (uint32_t k = 0; k < exe->prog->n_ops; k++) {
         const xpb_op *op = xpb_program_op(exe->prog, k);
         if (k < i)
-            written_before |= writes(op, o);
-        else if (k != j && (reads(op, o) || writes(op, o)))
+            written_before |= writes(exe->prog, op, o);
+        else if (k != j && (reads(exe->prog, op, o) || writes(exe->prog, op, o)))
             return 0;
     }
     return written_before;
@@ -93,9 +94,13 @@ static int fold_ok(const xpb_executable *exe, const xpb_op *conv, const xpb_op *
     return bn->n_inputs >= 5;
 }
 
-static int is_eltwise(uint32_t kind)
+/* An activation a post-op can do: RELU, LEAKY_RELU, TANH (their backward ops read the
+ * activation's output), and at inference GELU (in training GELU_BWD reads its input, the
+ * output of the op that would absorb it). */
+static int is_eltwise(uint32_t kind, uint32_t training)
 {
-    return kind == XPB_OP_RELU || kind == XPB_OP_LEAKY_RELU || kind == XPB_OP_TANH;
+    return kind == XPB_OP_RELU || kind == XPB_OP_LEAKY_RELU || kind == XPB_OP_TANH ||
+           (kind == XPB_OP_GELU && !training);
 }
 
 /* Training: BATCHNORM_TRAIN b -> RELU r, whose RELU_BWD rb feeds only the BATCHNORM_BWD bb of
@@ -167,7 +172,7 @@ xpb_status odn_plan_fusion(xpb_executable *exe)
             }
             continue;
         }
-        if (!conv && op->kind != XPB_OP_LINEAR)
+        if (!conv && op->kind != XPB_OP_LINEAR && op->kind != XPB_OP_MATMUL)
             continue;
         if (op->kind == XPB_OP_CONV2D && !p->training) {
             j = sole_consumer(exe, cur, i);
@@ -195,7 +200,8 @@ xpb_status odn_plan_fusion(xpb_executable *exe)
         }
         j = sole_consumer(exe, cur, i);
         const xpb_op *act = j != ODN_NONE ? xpb_program_op(p, j) : NULL;
-        if (act && phase[j] == phase[i] && is_eltwise(act->kind) && act->inputs[0] == cur) {
+        if (act && phase[j] == phase[i] && is_eltwise(act->kind, p->training) &&
+            act->inputs[0] == cur) {
             exe->fuse[j].into = i;
             f->eltwise_op = j;
             cur = act->outputs[0];
@@ -218,7 +224,10 @@ xpb_status odn_fused_post_ops(dnnl_post_ops_t *out, xpb_executable *exe, uint32_
         s = dnnl_post_ops_append_sum(po, 1.0f);
     if (s == dnnl_success && f->eltwise_op != ODN_NONE) {
         const xpb_op *e = xpb_program_op(exe->prog, f->eltwise_op);
-        dnnl_alg_kind_t alg = e->kind == XPB_OP_TANH ? dnnl_eltwise_tanh : dnnl_eltwise_relu;
+        dnnl_alg_kind_t alg = e->kind == XPB_OP_TANH            ? dnnl_eltwise_tanh
+                              : e->kind != XPB_OP_GELU          ? dnnl_eltwise_relu
+                              : e->approximate == XPB_GELU_TANH ? dnnl_eltwise_gelu_tanh
+                                                                : dnnl_eltwise_gelu_erf;
         float alpha = e->kind == XPB_OP_LEAKY_RELU ? e->attrs.negative_slope : 0.0f;
         s = dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, 0.0f);
     }

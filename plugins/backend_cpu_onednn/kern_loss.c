@@ -1,8 +1,11 @@
 /* Losses as own OpenMP kernels on dense fp32 tensors (they are small: logits, discriminator
  * maps): softmax cross-entropy with int32 labels (max-shifted log-sum-exp, softmax kept as the
- * workspace), mean squared error and mean absolute error, and their backward ops scaled by
- * the loss weight. Sums run in double, as the reference does. */
+ * workspace; op set 3's ignore_index and label smoothing), mean squared error and mean absolute
+ * error, and their backward ops scaled by the loss weight. Sums run in double, as the
+ * reference does. */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "odn.h"
 
@@ -13,12 +16,46 @@ static const xpb_tensor_desc *T(const xpb_executable *exe, uint32_t id)
 
 /* ---- kernels; p[0] = N (rows), p[1] = K (classes) or element count ---- */
 
-static int labels_ok(const int32_t *labels, int64_t n, int64_t k)
+/* Cross-entropy: p[2] rows with label p[3] are ignored (op set 3's ignore_index); f[1] label
+ * smoothing. */
+static int ignored(const odn_step *s, int32_t label)
 {
-    for (int64_t i = 0; i < n; i++)
-        if (labels[i] < 0 || labels[i] >= k)
+    return s->p[2] && label == s->p[3];
+}
+
+/* The rows not ignored into *n_valid; 0 when a label that is not ignored lies outside [0, K),
+ * with the message naming it (in the executable's kernel_err, the step's ctx). */
+static int labels_ok(odn_step *s, const int32_t *labels, int64_t *n_valid)
+{
+    int64_t n = s->p[0], k = s->p[1];
+    *n_valid = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (ignored(s, labels[i]))
+            continue;
+        if (labels[i] < 0 || labels[i] >= k) {
+            snprintf(s->ctx, ODN_ERR_SIZE,
+                     "sample %lld has label %d, outside the %lld classes [0, %lld)", (long long)i,
+                     (int)labels[i], (long long)k, (long long)k);
+            s->why = s->ctx;
             return 0;
+        }
+        (*n_valid)++;
+    }
     return 1;
+}
+
+/* One row's loss with label smoothing eps (the target (1 - eps) onehot + eps / k): with
+ * nll = lse - z[label] the op-set-1 row (xpb_softmax_xent_row, which writes softmax(z) into prob
+ * when not NULL), (1 - eps) nll + eps (lse - mean z) = nll + eps (z[label] - mean z); the
+ * difference is taken in double, so that huge logits cancel exactly. */
+static double smoothed_loss(const float *z, int64_t k, int32_t label, double eps, float *prob)
+{
+    double nll = xpb_softmax_xent_row(z, k, label, prob), gap = 0.0; /* sum (z[label] - z) */
+    if (eps == 0.0)
+        return nll;
+    for (int64_t j = 0; j < k; j++)
+        gap += (double)z[label] - z[j];
+    return nll + eps * gap / (double)k;
 }
 
 static xpb_status xent_kernel(odn_step *s)
@@ -26,16 +63,22 @@ static xpb_status xent_kernel(odn_step *s)
     const float *z = s->o[0].ptr;
     const int32_t *labels = s->o[1].ptr;
     float *loss = s->o[2].ptr, *prob = s->n > 3 ? s->o[3].ptr : NULL;
-    int64_t n = s->p[0], k = s->p[1];
-    if (!labels_ok(labels, n, k)) {
-        s->why = "a label lies outside [0, classes)";
+    int64_t n = s->p[0], k = s->p[1], n_valid;
+    double eps = s->f[1];
+    if (!labels_ok(s, labels, &n_valid))
         return XPB_INVALID_ARGUMENT;
-    }
     double total = 0.0;
 #pragma omp parallel for reduction(+ : total) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        total += xpb_softmax_xent_row(z + i * k, k, labels[i], prob ? prob + i * k : NULL);
-    loss[0] = (float)(total / (double)n);
+    for (int64_t i = 0; i < n; i++) {
+        float *p = prob ? prob + i * k : NULL;
+        if (ignored(s, labels[i])) {
+            if (p) /* never read back: the backward writes zeros for the row */
+                memset(p, 0, (size_t)k * sizeof *p);
+            continue;
+        }
+        total += smoothed_loss(z + i * k, k, labels[i], eps, p); /* eps 0: op set 1's row */
+    }
+    loss[0] = (float)(total / (double)n_valid); /* every row ignored: 0 / 0, NaN as PyTorch */
     return XPB_OK;
 }
 
@@ -44,18 +87,18 @@ static xpb_status xent_bwd_kernel(odn_step *s)
     const float *prob = s->o[0].ptr;
     const int32_t *labels = s->o[1].ptr;
     float *dz = s->o[2].ptr;
-    int64_t n = s->p[0], k = s->p[1];
-    if (!labels_ok(labels, n, k)) {
-        s->why = "a label lies outside [0, classes)";
+    int64_t n = s->p[0], k = s->p[1], n_valid;
+    if (!labels_ok(s, labels, &n_valid))
         return XPB_INVALID_ARGUMENT;
-    }
-    double f = (double)s->f[0] / (double)n;
+    double eps = s->f[1], f = (double)s->f[0] / (double)n_valid, off = eps / (double)k;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < n; i++) {
+        int skip = ignored(s, labels[i]);
         for (int64_t j = 0; j < k; j++) {
-            double onehot = j == labels[i] ? 1.0 : 0.0;
-            dz[i * k + j] = (float)(f * (prob[i * k + j] - onehot));
+            double target = (j == labels[i] ? 1.0 - eps : 0.0) + off;
+            dz[i * k + j] = skip ? 0.0f : (float)(f * (prob[i * k + j] - target));
         }
+    }
     return XPB_OK;
 }
 
@@ -176,6 +219,12 @@ xpb_status odn_compile_loss(xpb_executable *exe)
     s.p[0] = a->dims[0];
     s.p[1] = xent ? a->dims[1] : xpb_tensor_numel(a);
     s.f[0] = op->attrs.scale;
+    s.ctx = exe->kernel_err;
+    if (xent && XPB_OP_HAS(exe->prog, reserved3_)) { /* op set 3's attributes */
+        s.p[2] = (op->index_flags & XPB_INDEX_IGNORE) != 0;
+        s.p[3] = op->ignore_index;
+        s.f[1] = op->label_smoothing;
+    }
     xpb_status st;
     if ((st = plain_in(exe, &s, 0, op->inputs[0])) != XPB_OK ||
         (st = plain_in(exe, &s, 1, op->inputs[1])) != XPB_OK ||

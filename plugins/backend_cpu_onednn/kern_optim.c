@@ -1,9 +1,9 @@
-/* SGD_UPDATE and ADAM_UPDATE as own OpenMP kernels, in place on the parameter's storage
- * (whatever blocked layout its forward primitive chose: the gradient and the optimizer state
- * are brought to the same layout, so the update is element by element over the whole buffer;
- * zero padding stays zero). Under bf16-mixed the fp32 master is updated and its bf16 shadow,
- * which the compute primitives read, is rewritten in the same pass. Per-element maths is fp32
- * and the per-step scalars double, as the reference and PyTorch do. */
+/* SGD_UPDATE, ADAM_UPDATE and ADAMW_UPDATE (op set 3) as own OpenMP kernels, in place on the
+ * parameter's storage (whatever blocked layout its forward primitive chose: the gradient and the
+ * optimizer state are brought to the same layout, so the update is element by element over the
+ * whole buffer; zero padding stays zero). Under bf16-mixed the fp32 master is updated and its bf16
+ * shadow, which the compute primitives read, is rewritten in the same pass. Per-element maths is
+ * fp32 and the per-step scalars double, as the reference and PyTorch do. */
 #include <math.h>
 
 #include "odn.h"
@@ -30,7 +30,9 @@ static xpb_status sgd_kernel(odn_step *s)
     return XPB_OK;
 }
 
-/* o: param, grad, m, v, step, shadow (p[2]: present); p[3]: step is int32. */
+/* o: param, grad, m, v, step, shadow (p[2]: present); p[3]: step is int32; p[4]: AdamW (the
+ * decay decoupled: param *= 1 - lr * weight_decay, in double as PyTorch's Python code, and the
+ * gradient left alone), else Adam's L2 decay added to the gradient. */
 static xpb_status adam_kernel(odn_step *s)
 {
     float *param = s->o[0].ptr, *m = s->o[2].ptr, *v = s->o[3].ptr;
@@ -48,10 +50,14 @@ static xpb_status adam_kernel(odn_step *s)
     double bc1 = 1.0 - pow((double)b1, t), bc2 = 1.0 - pow((double)b2, t);
     float step_size = (float)((double)lr / bc1);
     float bc2_sqrt = (float)sqrt(bc2);
+    int decoupled = s->p[4] != 0;
+    float decay = decoupled ? (float)(1.0 - (double)lr * (double)wd) : 1.0f;
     int64_t n = s->p[0];
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        float g = grad[i] + wd * param[i];
+        if (decoupled)
+            param[i] *= decay;
+        float g = decoupled ? grad[i] : grad[i] + wd * param[i];
         m[i] = b1 * m[i] + (1.0f - b1) * g;
         v[i] = b2 * v[i] + (1.0f - b2) * g * g;
         float denom = sqrtf(v[i]) / bc2_sqrt + eps;
@@ -65,7 +71,7 @@ static xpb_status adam_kernel(odn_step *s)
 xpb_status odn_compile_optim(xpb_executable *exe)
 {
     const xpb_op *op = xpb_program_op(exe->prog, exe->cur_op);
-    int adam = op->kind == XPB_OP_ADAM_UPDATE;
+    int adam = op->kind == XPB_OP_ADAM_UPDATE || op->kind == XPB_OP_ADAMW_UPDATE;
     char label[256];
     odn_op_label(exe, exe->cur_op, label, sizeof label);
     if (op->n_inputs < (adam ? 5u : 2u))
@@ -115,6 +121,7 @@ xpb_status odn_compile_optim(xpb_executable *exe)
     }
     s.p[0] = (int64_t)(dnnl_memory_desc_get_size(&md) / sizeof(float));
     s.p[1] = n_state > 0;
+    s.p[4] = op->kind == XPB_OP_ADAMW_UPDATE;
     s.f[0] = op->attrs.lr;
     s.f[1] = op->attrs.momentum;
     s.f[2] = op->attrs.weight_decay;

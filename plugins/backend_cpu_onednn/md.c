@@ -148,3 +148,35 @@ void odn_md_retype(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in, dnnl_d
     *out = *in;
     out->data_type = dt; /* strides count elements: the layout stays the same */
 }
+
+void odn_md_padded(dnnl_memory_desc_t *out, uint32_t n, const int64_t *dims, int ndims,
+                   dnnl_data_type_t dt)
+{
+    int64_t d[DNNL_MAX_NDIMS];
+    int lead = ndims - (int)n;
+    for (int i = 0; i < ndims; i++)
+        d[i] = i < lead ? 1 : dims[i - lead];
+    odn_md_tag(out, ndims, d, dt, plain_tag(ndims));
+}
+
+void odn_md_matrix(dnnl_memory_desc_t *out, uint32_t n, const int64_t *dims, int transposed,
+                   int ndims, dnnl_data_type_t dt)
+{
+    dnnl_dims_t d, st;
+    int lead = ndims - (int)n;
+    int64_t stride = 1;
+    for (int i = ndims - 1; i >= 0; i--) { /* row-major strides of the padded shape */
+        d[i] = i < lead ? 1 : dims[i - lead];
+        st[i] = stride;
+        stride *= d[i];
+    }
+    if (transposed) { /* the same bytes, the last two dims swapped */
+        dnnl_dim_t t = d[ndims - 1];
+        d[ndims - 1] = d[ndims - 2];
+        d[ndims - 2] = t;
+        t = st[ndims - 1];
+        st[ndims - 1] = st[ndims - 2];
+        st[ndims - 2] = t;
+    }
+    dnnl_memory_desc_init_by_strides(out, ndims, d, dt, st);
+}

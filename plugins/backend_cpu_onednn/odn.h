@@ -14,7 +14,7 @@
  *
  * Files depend on each other in layers, never in a circle (docs/backend-onednn.md shows the
  * graph): plugin.c -> compile.c -> the op families (prim_*.c, kern_*.c, lower_conv.c) ->
- * fusion.c, tune.c, operand.c -> step.c, memplan.c, pd.c, precision.c -> md.c, errors.c;
+ * reduce.c, fusion.c, tune.c, operand.c -> step.c, memplan.c, pd.c, precision.c -> md.c, errors.c;
  * device.c, transfer.c, run.c, dump.c, threads.c and isa.c sit beside them. */
 #ifndef XPB_ODN_H
 #define XPB_ODN_H
@@ -30,7 +30,8 @@
 
 #define ODN_ERR_SIZE 1024
 #define ODN_NONE UINT32_MAX
-#define ODN_MAX_OPERANDS 10
+/* Operands of one step: LSTM_BWD's oneDNN primitive takes 19. */
+#define ODN_MAX_OPERANDS 20
 
 struct xpb_backend {
     dnnl_engine_t engine;
@@ -70,6 +71,7 @@ typedef struct odn_tensor {
 typedef struct odn_operand {
     int arg; /* DNNL_ARG_* for primitives; the slot number for kernels */
     uint32_t buf;
+    size_t off; /* bytes from the start of the buffer (a piece of it: LSTM's cell state) */
     dnnl_memory_desc_t md;
     dnnl_memory_t mem; /* primitives: created after planning */
     void *ptr;         /* resolved after planning */
@@ -164,6 +166,9 @@ struct xpb_executable {
     double *op_seconds; /* per op, when profiling */
     uint64_t *op_calls;
     odn_comm comm; /* ALL_REDUCE's communicator and bucket staging */
+    /* A kernel's message of its last failure when it names run-time data (an embedding index
+     * and its position): kernels that need one get it as their step's ctx. */
+    char kernel_err[ODN_ERR_SIZE];
     char err[ODN_ERR_SIZE];
 };
 
@@ -208,6 +213,13 @@ void odn_md_like(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *ref, int ndi
                  const int64_t *dims, dnnl_data_type_t dt);
 /* `in` with another data type (same layout). */
 void odn_md_retype(dnnl_memory_desc_t *out, const dnnl_memory_desc_t *in, dnnl_data_type_t dt);
+/* Dense row-major `dims` with the leading dims padded with 1s to `ndims` (>= n). */
+void odn_md_padded(dnnl_memory_desc_t *out, uint32_t n, const int64_t *dims, int ndims,
+                   dnnl_data_type_t dt);
+/* The matrix view of a dense row-major tensor [.., r, c] (n dims) as `ndims` dims (leading
+ * 1s added): [.., r, c], or with `transposed` [.., c, r] over the same bytes. */
+void odn_md_matrix(dnnl_memory_desc_t *out, uint32_t n, const int64_t *dims, int transposed,
+                   int ndims, dnnl_data_type_t dt);
 
 /* Where channels live in a 4-D activation layout, for the own kernels that walk it in place:
  * (image n, channel group g, h, w) -> a run of `vec` contiguous channels at
@@ -239,6 +251,13 @@ xpb_status odn_plan_memory(xpb_executable *exe);
 xpb_status odn_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *op_desc,
                          const_dnnl_post_ops_t post_ops, const_dnnl_primitive_desc_t hint,
                          const char *what);
+/* The primitive descriptor of backward op `bwd_desc`, with a forward one of `fwd_desc` (no
+ * post-ops) as its hint. */
+xpb_status odn_pd_create_bwd(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *fwd_desc,
+                             const void *bwd_desc, const char *what);
+/* A reorder's primitive descriptor from `src` to `dst` with user-mode scratchpad. */
+xpb_status odn_reorder_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe,
+                                 const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst);
 /* Replaces *pd by a primitive descriptor of `alt_desc` when oneDNN picks the same
  * implementation for it (to write gradients straight in their parameter's layout). */
 void odn_pd_prefer(xpb_executable *exe, dnnl_primitive_desc_t *pd, const void *alt_desc,
@@ -253,6 +272,9 @@ enum { ODN_LIST_STEPS = 0, ODN_LIST_POST = 1, ODN_LIST_PREP = 2 };
 void odn_step_init(odn_step *s, xpb_executable *exe, uint32_t kind);
 /* Adds buffer `buf` directly. */
 void odn_buf_operand(odn_step *s, int arg, uint32_t buf, const dnnl_memory_desc_t *md);
+/* Adds the piece of buffer `buf` that starts `off` bytes in. */
+void odn_buf_operand_at(odn_step *s, int arg, uint32_t buf, size_t off,
+                        const dnnl_memory_desc_t *md);
 /* Appends a finished step to `list` as it is (no operand handling). Takes ownership of s->pd
  * even on failure. */
 xpb_status odn_push_step(xpb_executable *exe, int list, odn_step *s);
@@ -298,6 +320,20 @@ xpb_status odn_inout(xpb_executable *exe, odn_step *s, int arg, uint32_t tid,
 /* Adds a step-private buffer of descriptor `md` (a workspace nobody else reads). */
 xpb_status odn_scratch_operand(xpb_executable *exe, odn_step *s, int arg,
                                const dnnl_memory_desc_t *md);
+/* Reshaped and strided views of a tensor stored dense row-major (op set 3: matrices seen
+ * transposed, a [4H, I] weight as oneDNN's 5-D ldgoi, rank padded with leading 1s).
+ * odn_in_as reads tensor `tid` stored dense row-major in view->data_type (odn_in's reorder or
+ * copy first when it is stored otherwise) and hands the step those bytes described by `view`,
+ * a descriptor of the same elements in another shape; when `want` (NULL: `view`) differs
+ * from `view`, a reorder from the view into a temporary in `want` comes first. */
+xpb_status odn_in_as(xpb_executable *exe, odn_step *s, int arg, uint32_t tid,
+                     const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *want);
+/* The step writes `have` (NULL: `view`); tensor `tid` (XPB_NO_TENSOR: a step-private buffer)
+ * is stored dense row-major in view->data_type when it is not decided yet and receives the
+ * elements through `view`, with reorders after the step where `have`, or its storage,
+ * differ. */
+xpb_status odn_out_as(xpb_executable *exe, odn_step *s, int arg, uint32_t tid,
+                      const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *have);
 
 /* ---- implementation choice by timing (tune.c) ---- */
 
@@ -348,20 +384,38 @@ int odn_lowered_bwdw_wins(xpb_executable *exe, const odn_conv_shape *c, dnnl_dat
 xpb_status odn_emit_lowered_bwdw(xpb_executable *exe, const odn_conv_shape *c, dnnl_data_type_t dt,
                                  uint32_t dy, uint32_t x, uint32_t dw, uint32_t db);
 
+/* ---- summing down to a shape (reduce.c) ---- */
+
+/* Emits y = the buffer `src_buf` (descriptor `src_md`) summed over the dims where `view`, a
+ * view of tensor y of the same rank (XPB_NO_TENSOR: a step-private buffer), has 1; a copy
+ * when it has none. */
+xpb_status odn_emit_sum_to(xpb_executable *exe, uint32_t src_buf, const dnnl_memory_desc_t *src_md,
+                           uint32_t y, const dnnl_memory_desc_t *view);
+
 /* ---- op families: each compiles program op exe->cur_op into steps ---- */
 
-xpb_status odn_compile_conv(xpb_executable *exe);    /* prim_conv.c: CONV2D*, CONV_T2D* */
-xpb_status odn_compile_linear(xpb_executable *exe);  /* prim_ip.c: LINEAR* */
-xpb_status odn_compile_bnorm(xpb_executable *exe);   /* prim_bnorm.c: BATCHNORM_* */
-xpb_status odn_compile_eltwise(xpb_executable *exe); /* prim_eltwise.c: RELU, LEAKY_RELU, TANH */
+xpb_status odn_compile_conv(xpb_executable *exe);   /* prim_conv.c: CONV2D*, CONV_T2D* */
+xpb_status odn_compile_linear(xpb_executable *exe); /* prim_ip.c: LINEAR* */
+xpb_status odn_compile_bnorm(xpb_executable *exe);  /* prim_bnorm.c: BATCHNORM_* */
+/* prim_eltwise.c: RELU, LEAKY_RELU, TANH, GELU and their backward ops, SCALE */
+xpb_status odn_compile_eltwise(xpb_executable *exe);
 xpb_status odn_compile_pool(xpb_executable *exe);    /* prim_pool.c: *POOL* */
 xpb_status odn_compile_elem(xpb_executable *exe);    /* kern_elem.c: ADD, RESHAPE, FILL, COPY */
 xpb_status odn_compile_pad(xpb_executable *exe);     /* kern_pad.c: REFLECTION_PAD* */
 xpb_status odn_compile_inorm(xpb_executable *exe);   /* kern_inorm.c: INSTANCENORM* */
 xpb_status odn_compile_loss(xpb_executable *exe);    /* kern_loss.c: SOFTMAX_XENT*, *_LOSS* */
 xpb_status odn_compile_dropout(xpb_executable *exe); /* kern_dropout.c */
-xpb_status odn_compile_optim(xpb_executable *exe);   /* kern_optim.c: SGD_UPDATE, ADAM_UPDATE */
+xpb_status odn_compile_optim(xpb_executable *exe);   /* kern_optim.c: SGD, ADAM(W)_UPDATE */
 xpb_status odn_compile_comm(xpb_executable *exe);    /* kern_comm.c: ALL_REDUCE (op set 2) */
+/* op set 3 */
+xpb_status odn_compile_matmul(xpb_executable *exe);  /* prim_matmul.c: (BATCHED_)MATMUL(_BWD) */
+xpb_status odn_compile_bcast(xpb_executable *exe);   /* prim_bcast.c: ADD_BROADCAST, MUL, SUM_TO */
+xpb_status odn_compile_permute(xpb_executable *exe); /* prim_permute.c: PERMUTE */
+xpb_status odn_compile_softmax(xpb_executable *exe); /* prim_softmax.c: SOFTMAX(_BWD) */
+xpb_status odn_compile_lnorm(xpb_executable *exe);   /* prim_lnorm.c: LAYER_NORM(_BWD) */
+xpb_status odn_compile_lstm(xpb_executable *exe);    /* prim_lstm.c: LSTM(_BWD) */
+xpb_status odn_compile_embed(xpb_executable *exe);   /* kern_embed.c: EMBEDDING(_BWD) */
+xpb_status odn_compile_clip(xpb_executable *exe);    /* kern_clip.c: CLIP_GRAD_NORM */
 /* Reads the communicator of the compile options (ABI 1.2; NULL for one process) into exe->comm,
  * refusing one that lacks what ALL_REDUCE calls. */
 xpb_status odn_comm_setup(xpb_executable *exe, const xpb_compile_options *opts);

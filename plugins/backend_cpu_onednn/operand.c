@@ -227,3 +227,69 @@ xpb_status odn_scratch_operand(xpb_executable *exe, odn_step *s, int arg,
     odn_buf_operand(s, arg, b, md);
     return XPB_OK;
 }
+
+/* ---- views of dense row-major storage (op set 3) ---- */
+
+/* Tensor `tid`'s own shape, dense row-major, in data type `dt`. */
+static void plain_of(const xpb_executable *exe, uint32_t tid, dnnl_data_type_t dt,
+                     dnnl_memory_desc_t *md)
+{
+    odn_md_plain(md, xpb_program_tensor(exe->prog, tid), dt);
+}
+
+xpb_status odn_in_as(xpb_executable *exe, odn_step *s, int arg, uint32_t tid,
+                     const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *want)
+{
+    dnnl_memory_desc_t plain;
+    plain_of(exe, tid, view->data_type, &plain);
+    odn_step probe; /* odn_in's reorder or copy, if any, lands in exe->steps */
+    odn_step_init(&probe, exe, ODN_STEP_KERNEL);
+    xpb_status st = odn_in(exe, &probe, 0, tid, &plain);
+    if (st != XPB_OK)
+        return st;
+    uint32_t buf = probe.o[0].buf;
+    if (!want || dnnl_memory_desc_equal(want, view)) {
+        odn_buf_operand(s, arg, buf, view);
+        return XPB_OK;
+    }
+    uint32_t tmp = ODN_NONE;
+    if ((st = odn_buf_new(&tmp, exe, dnnl_memory_desc_get_size(want), 0)) != XPB_OK ||
+        (st = odn_emit_reorder(exe, ODN_LIST_STEPS, buf, view, tmp, want)) != XPB_OK)
+        return st;
+    odn_buf_operand(s, arg, tmp, want);
+    return XPB_OK;
+}
+
+xpb_status odn_out_as(xpb_executable *exe, odn_step *s, int arg, uint32_t tid,
+                      const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *have)
+{
+    if (!have)
+        have = view;
+    if (tid == XPB_NO_TENSOR)
+        return odn_scratch_operand(exe, s, arg, have);
+    dnnl_memory_desc_t plain;
+    plain_of(exe, tid, view->data_type, &plain);
+    odn_tensor *t = &exe->t[tid];
+    xpb_status st;
+    forget_copies(exe, tid);
+    if (!t->decided && (st = odn_decide(exe, tid, &plain)) != XPB_OK)
+        return st;
+    /* where the elements go in `plain`: the tensor's buffer, or a temporary reordered into
+     * its storage after the step (the reorders below run in the order they are added) */
+    int direct = dnnl_memory_desc_equal(&t->md, &plain) || same_bytes(&t->md, &plain);
+    uint32_t target = t->buf;
+    if (!direct && (st = odn_buf_new(&target, exe, dnnl_memory_desc_get_size(&plain), 0)) != XPB_OK)
+        return st;
+    if (dnnl_memory_desc_equal(have, view)) {
+        odn_buf_operand(s, arg, target, view);
+    } else {
+        uint32_t tmp = ODN_NONE;
+        if ((st = odn_buf_new(&tmp, exe, dnnl_memory_desc_get_size(have), 0)) != XPB_OK ||
+            (st = odn_emit_reorder(exe, ODN_LIST_POST, tmp, have, target, view)) != XPB_OK)
+            return st;
+        odn_buf_operand(s, arg, tmp, have);
+    }
+    if (!direct)
+        return odn_emit_reorder(exe, ODN_LIST_POST, target, &plain, t->buf, &t->md);
+    return XPB_OK;
+}

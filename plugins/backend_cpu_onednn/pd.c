@@ -26,6 +26,36 @@ xpb_status odn_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe, const 
     return XPB_OK;
 }
 
+xpb_status odn_pd_create_bwd(dnnl_primitive_desc_t *out, xpb_executable *exe, const void *fwd_desc,
+                             const void *bwd_desc, const char *what)
+{
+    dnnl_primitive_desc_t hint;
+    xpb_status st = odn_pd_create(&hint, exe, fwd_desc, NULL, NULL, what);
+    if (st != XPB_OK)
+        return st;
+    st = odn_pd_create(out, exe, bwd_desc, NULL, hint, what);
+    dnnl_primitive_desc_destroy(hint);
+    return st;
+}
+
+xpb_status odn_reorder_pd_create(dnnl_primitive_desc_t *out, xpb_executable *exe,
+                                 const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst)
+{
+    dnnl_primitive_attr_t attr;
+    *out = NULL;
+    ODN_TRY(exe, dnnl_primitive_attr_create(&attr), "reorder attributes");
+    dnnl_status_t s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (s == dnnl_success)
+        s = dnnl_reorder_primitive_desc_create(out, src, exe->be->engine, dst, exe->be->engine,
+                                               attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) {
+        *out = NULL;
+        return odn_dnnl_fail(exe, s, "reorder");
+    }
+    return XPB_OK;
+}
+
 static const char *impl_name(const_dnnl_primitive_desc_t pd)
 {
     const char *s = "";

@@ -174,6 +174,6 @@ static const xpb_backend_api odn_api = {
     .host_free = NULL,
 };
 
-XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cpu_onednn", "1.2.0",
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cpu_onednn", "1.3.0",
                   "fast CPU backend on oneDNN: blocked layouts, fusion, fp32 and bf16-mixed",
                   XPB_CAP_FUSION | XPB_CAP_THREADS, &odn_api)

@@ -16,12 +16,21 @@ void odn_step_init(odn_step *s, xpb_executable *exe, uint32_t kind)
     s->kind = kind;
 }
 
-void odn_buf_operand(odn_step *s, int arg, uint32_t buf, const dnnl_memory_desc_t *md)
+void odn_buf_operand_at(odn_step *s, int arg, uint32_t buf, size_t off,
+                        const dnnl_memory_desc_t *md)
 {
+    if (s->n >= ODN_MAX_OPERANDS)
+        abort(); /* a programming error of an op file: no op has that many operands */
     odn_operand *o = &s->o[s->n++];
     o->arg = arg;
     o->buf = buf;
+    o->off = off;
     o->md = *md;
+}
+
+void odn_buf_operand(odn_step *s, int arg, uint32_t buf, const dnnl_memory_desc_t *md)
+{
+    odn_buf_operand_at(s, arg, buf, 0, md);
 }
 
 xpb_status odn_push_step(xpb_executable *exe, int list, odn_step *s)
@@ -55,17 +64,11 @@ xpb_status odn_emit_reorder(xpb_executable *exe, int list, uint32_t src_buf,
                             const dnnl_memory_desc_t *src_md, uint32_t dst_buf,
                             const dnnl_memory_desc_t *dst_md)
 {
-    dnnl_primitive_attr_t attr;
     odn_step s;
     odn_step_init(&s, exe, ODN_STEP_PRIM);
-    ODN_TRY(exe, dnnl_primitive_attr_create(&attr), "reorder attributes");
-    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    if (st == dnnl_success)
-        st = dnnl_reorder_primitive_desc_create(&s.pd, src_md, exe->be->engine, dst_md,
-                                                exe->be->engine, attr);
-    dnnl_primitive_attr_destroy(attr);
-    if (st != dnnl_success)
-        return odn_dnnl_fail(exe, st, "reorder");
+    xpb_status st = odn_reorder_pd_create(&s.pd, exe, src_md, dst_md);
+    if (st != XPB_OK)
+        return st;
     odn_buf_operand(&s, DNNL_ARG_FROM, src_buf, src_md);
     odn_buf_operand(&s, DNNL_ARG_TO, dst_buf, dst_md);
     return odn_push_step(exe, list, &s);
@@ -126,7 +129,7 @@ xpb_status odn_finalize_steps(xpb_executable *exe, odn_step *steps, uint32_t n)
         odn_step *s = &steps[i];
         exe->cur_op = s->op;
         for (uint32_t k = 0; k < s->n; k++)
-            s->o[k].ptr = exe->bufs[s->o[k].buf].ptr;
+            s->o[k].ptr = exe->bufs[s->o[k].buf].ptr + s->o[k].off;
         if (s->kind != ODN_STEP_PRIM)
             continue;
         s->nargs = 0;
