@@ -17,8 +17,13 @@ set_tests_properties(${name}_heavy PROPERTIES TIMEOUT 7200 LABELS "cuda_standin;
 
 # The plugin's kernels are C++ for the stand-in: C++ is enabled here, in the folder common to the
 # stand-in library (tests/cuda_standin) and the plugin target the deferred call defines in this
-# folder (a deferred call may define targets, not add folders).
-enable_language(CXX)
+# folder (a deferred call may define targets, not add folders). Without a C++ compiler (a fresh
+# Debian has none until g++ is installed) the stand-in is skipped and both tests stay disabled.
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+endif()
 function(xpb_cuda_standin_wire)
   if(TARGET xpb_cuda_standin)
     include(${CMAKE_SOURCE_DIR}/tests/cuda_standin/plugin/CMakeLists.txt)
