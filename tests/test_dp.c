@@ -318,7 +318,9 @@ static void check_fault(const char *fault, const char *status, int rank, int exi
     assert_non_null(strstr(error, who));
     assert_non_null(strstr(error, "(injected fault)"));
     assert_string_equal(json_string_value(at(doc, "runs.1.status")), "ok");
-    assert_true(seconds < 60);
+    /* the ranks ended the run on the failure, not on XPB_DP_TIMEOUT's 900 s deadline (a busy
+     * machine under the sanitizers took 64 s; quiet, about 20) */
+    assert_true(seconds < 300);
     json_decref(doc);
 }
 
