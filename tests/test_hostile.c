@@ -220,7 +220,8 @@ static void test_report_markdown_and_csv(void **state)
     csv_fields(csv, check_field);
     fprintf(stderr, "CSV: %d fields, %d neutralised with a quote\n", fields_seen, neutralised);
     assert_true(neutralised >= 4); /* =HYPERLINK, @SUM, +1+1, -2+3 (and the titles) */
-    assert_non_null(strstr(csv, "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")/cifar\""));
+    assert_non_null(
+        strstr(csv, "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"click\"\")/cifar\""));
     assert_non_null(strstr(csv, "'@SUM(1+1)"));
     free(csv);
 

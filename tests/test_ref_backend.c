@@ -576,8 +576,7 @@ static void test_compile_errors(void **state)
     build_program();
     fx.ops[1].outputs[0] = XPB_NO_TENSOR; /* the loss is not optional */
     expect_compile_error(XPB_INVALID_ARGUMENT,
-                         "op 1 SOFTMAX_XENT (layer 'loss'): output 0 (loss) is missing",
-                         NULL);
+                         "op 1 SOFTMAX_XENT (layer 'loss'): output 0 (loss) is missing", NULL);
 
     build_program();
     fx.phase.n_ops = N_OPS + 1;
@@ -591,11 +590,10 @@ static void test_compile_errors(void **state)
     build_program();
     fx.tensors[T_W].dims[1] = NI + 1;
     fx.tensors[T_DW].dims[1] = NI + 1;
-    expect_compile_error(
-        XPB_INVALID_ARGUMENT,
-        "op 0 LINEAR (layer 'fc'): input w \"fc.weight\" [2, 4] expects 4 "
-        "input features (dim 1), input x \"x\" [4, 3] has 3",
-        NULL);
+    expect_compile_error(XPB_INVALID_ARGUMENT,
+                         "op 0 LINEAR (layer 'fc'): input w \"fc.weight\" [2, 4] expects 4 "
+                         "input features (dim 1), input x \"x\" [4, 3] has 3",
+                         NULL);
 
     /* No options at all: defaults (fp32). */
     build_program();

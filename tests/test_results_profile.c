@@ -82,9 +82,11 @@ static void test_report(void **state)
  * 2000 GFLOP/s and 50 GB/s (ridge 40): memory-bound, attainable 50 x 30 = 1500 GFLOP/s, 67%.
  * pool1: no FLOPs, 1e7 bytes a call in 1 ms: 10 GB/s, 20% of the bandwidth. */
 static const char roof_text[] =
-    "{\"runs\": [{\"id\": \"r\", \"config\": {\"backend\": \"cpu_onednn\", \"precision\": \"fp32\"},"
+    "{\"runs\": [{\"id\": \"r\", \"config\": {\"backend\": \"cpu_onednn\", \"precision\": "
+    "\"fp32\"},"
     " \"device\": {\"peak_flops\": {\"fp32\": 2e12}, \"memory_bandwidth\": 5e10,"
-    "  \"peak_flops_source\": \"measured: sgemm\", \"memory_bandwidth_source\": \"measured: triad\"},"
+    "  \"peak_flops_source\": \"measured: sgemm\", \"memory_bandwidth_source\": \"measured: "
+    "triad\"},"
     " \"profile\": ["
     "  {\"op\": \"CONV2D\", \"layer\": \"conv1\", \"calls\": 4, \"seconds\": 0.012,"
     "   \"fused_into\": null, \"flops\": 3000000000, \"bytes\": 100000000},"
@@ -141,7 +143,8 @@ static void test_no_profiles(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_report), cmocka_unit_test(test_roofline),
+        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_roofline),
         cmocka_unit_test(test_top_limits_the_list),
         cmocka_unit_test(test_no_profiles),
     };

@@ -43,31 +43,32 @@ static void on_sigint(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--force] [--set KEY=VALUE]... "
-               "[--dump DIR] [--yes]\n\n"
-               "Runs every run of the scenario (docs/scenarios.md) and writes one results file\n"
-               "(docs/results.md), created before the first run, marked incomplete until the\n"
-               "last run is in it, rewritten atomically after each run. Default output: the\n"
-               "scenario's `output`, else results/<name>-<UTC time>.json.\n\n"
-               "  -o, --output FILE  results file (one that exists is refused: nothing runs)\n"
-               "  --force            replace an existing results file\n"
-               "  --set KEY=VALUE    override a run key in every run (e.g. batch=32, backend=\n"
-               "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
-               "  --dump DIR         write the first step of each run (initial parameters, the\n"
-               "                     batch, losses, gradients) as .npy files + manifest.json\n"
-               "                     (docs/dump.md); several runs go to DIR/<run id>/\n"
-               "  --yes              start a scenario of more runs than its max_runs (default\n"
-               "                     100): the count and the least time are printed first\n\n"
-               "Ctrl-C stops after the current step; finished runs stay in the results file,\n"
-               "which then says the invocation was interrupted. A run that cannot be saved\n"
-               "(disk full, file gone) stops the invocation and says what was not saved.\n"
-               "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
-               "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
-               "Exit: 0 all runs ok or unsupported, 1 a run failed or could not be saved, 2 usage\n"
-               "(also: the output file exists, more runs than the scenario's limit without --yes),\n"
-               "3 bad scenario,\n"
-               "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
-               "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
+    fprintf(f,
+            "usage: xpubench run SCENARIO.yaml [-o RESULTS.json] [--force] [--set KEY=VALUE]... "
+            "[--dump DIR] [--yes]\n\n"
+            "Runs every run of the scenario (docs/scenarios.md) and writes one results file\n"
+            "(docs/results.md), created before the first run, marked incomplete until the\n"
+            "last run is in it, rewritten atomically after each run. Default output: the\n"
+            "scenario's `output`, else results/<name>-<UTC time>.json.\n\n"
+            "  -o, --output FILE  results file (one that exists is refused: nothing runs)\n"
+            "  --force            replace an existing results file\n"
+            "  --set KEY=VALUE    override a run key in every run (e.g. batch=32, backend=\n"
+            "                     cpu_onednn, params.dropout=true, batch=[32,64] to sweep)\n"
+            "  --dump DIR         write the first step of each run (initial parameters, the\n"
+            "                     batch, losses, gradients) as .npy files + manifest.json\n"
+            "                     (docs/dump.md); several runs go to DIR/<run id>/\n"
+            "  --yes              start a scenario of more runs than its max_runs (default\n"
+            "                     100): the count and the least time are printed first\n\n"
+            "Ctrl-C stops after the current step; finished runs stay in the results file,\n"
+            "which then says the invocation was interrupted. A run that cannot be saved\n"
+            "(disk full, file gone) stops the invocation and says what was not saved.\n"
+            "Started by mpirun or srun as several ranks, the runs train data-parallel over\n"
+            "them (docs/distributed.md); rank 0 prints and writes the results file.\n"
+            "Exit: 0 all runs ok or unsupported, 1 a run failed or could not be saved, 2 usage\n"
+            "(also: the output file exists, more runs than the scenario's limit without --yes),\n"
+            "3 bad scenario,\n"
+            "4 plugin or MPI module missing, 5 a plugin crashed (stderr names the plugin,\n"
+            "its entry point and the run; finished runs stay in the file), 130 interrupted.\n");
 }
 
 /* One line on stderr when a run ends: its throughput, step time and losses, or its status
@@ -117,7 +118,7 @@ static void sanitize(char *out, size_t size, const char *id)
 typedef struct run_args {
     const char *path, *output, *dump;
     int force; /* --force: an existing results file may be replaced */
-    int yes; /* --yes: more runs than the scenario's limit may start */
+    int yes;   /* --yes: more runs than the scenario's limit may start */
     xpb_cli_sets sets;
 } run_args;
 

@@ -29,11 +29,11 @@ struct xpb_batcher {
     /* the pass: guarded by mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int test;              /* 0: training epoch, 1: test pass */
-    uint32_t n_batches;    /* of the pass */
-    uint32_t next_fill;    /* the batch the thread assembles next */
-    uint32_t next_take;    /* the batch the caller takes next */
-    uint32_t pass;         /* bumped by every new pass, so a stale fill is dropped */
+    int test;           /* 0: training epoch, 1: test pass */
+    uint32_t n_batches; /* of the pass */
+    uint32_t next_fill; /* the batch the thread assembles next */
+    uint32_t next_take; /* the batch the caller takes next */
+    uint32_t pass;      /* bumped by every new pass, so a stale fill is dropped */
     int stop;
     int busy; /* the thread is assembling (reading `order`) outside the lock */
     pthread_t thread;
@@ -99,8 +99,8 @@ static void *worker(void *arg)
     return NULL;
 }
 
-xpb_status xpb_batcher_new(xpb_batcher **out, const xpb_dataset *ds, uint32_t batch,
-                           uint32_t ranks, uint32_t rank, uint64_t seed, xpb_err *err)
+xpb_status xpb_batcher_new(xpb_batcher **out, const xpb_dataset *ds, uint32_t batch, uint32_t ranks,
+                           uint32_t rank, uint64_t seed, xpb_err *err)
 {
     *out = NULL;
     if (batch == 0 || ranks == 0 || rank >= ranks)

@@ -29,8 +29,8 @@ typedef struct xpb_batch {
 
 /* A pipeline over `ds` for batches of `batch` samples of this rank (`rank` of `ranks`), seeded
  * by `seed`. Starts its thread. *out is owned by the caller (xpb_batcher_free). */
-xpb_status xpb_batcher_new(xpb_batcher **out, const xpb_dataset *ds, uint32_t batch,
-                           uint32_t ranks, uint32_t rank, uint64_t seed, xpb_err *err);
+xpb_status xpb_batcher_new(xpb_batcher **out, const xpb_dataset *ds, uint32_t batch, uint32_t ranks,
+                           uint32_t rank, uint64_t seed, xpb_err *err);
 
 /* Begins epoch `epoch` of the training split (its permutation; the first batch is assembled at
  * once) and returns how many batches it has for each rank. */

@@ -107,10 +107,14 @@ static const struct xpb_schema_field environment_fields[] = {
 };
 
 static const struct xpb_schema_field optimizer_fields[] = {
-    ENUM("kind", XPB_SF_REQ, optimizers),    NUM("lr", XPB_SF_REQ, XPB_SR_GE0),
-    NUM("momentum", XPB_SF_REQ, XPB_SR_GE0), NUM("weight_decay", XPB_SF_REQ, XPB_SR_GE0),
-    NUM("beta1", XPB_SF_REQ, XPB_SR_01),     NUM("beta2", XPB_SF_REQ, XPB_SR_01),
-    NUM("eps", XPB_SF_REQ, XPB_SR_GE0),      NUM("clip_grad_norm", 0, XPB_SR_GT0),
+    ENUM("kind", XPB_SF_REQ, optimizers),
+    NUM("lr", XPB_SF_REQ, XPB_SR_GE0),
+    NUM("momentum", XPB_SF_REQ, XPB_SR_GE0),
+    NUM("weight_decay", XPB_SF_REQ, XPB_SR_GE0),
+    NUM("beta1", XPB_SF_REQ, XPB_SR_01),
+    NUM("beta2", XPB_SF_REQ, XPB_SR_01),
+    NUM("eps", XPB_SF_REQ, XPB_SR_GE0),
+    NUM("clip_grad_norm", 0, XPB_SR_GT0),
     END,
 };
 

@@ -70,4 +70,3 @@ void xpb_meter_stop(xpb_meter *m, xpb_energy *e)
         e->source = NULL;
     }
 }
-

@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 typedef struct xpb_tta_score {
-    double mean;   /* Olympic mean; NaN when it includes a run that did not converge */
-    size_t used;   /* runs averaged */
+    double mean; /* Olympic mean; NaN when it includes a run that did not converge */
+    size_t used; /* runs averaged */
     size_t converged, runs;
     double min, max, stdev; /* over the converged runs (NaN without any; stdev needs two) */
 } xpb_tta_score;

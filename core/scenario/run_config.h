@@ -35,12 +35,12 @@ typedef struct xpb_run_config {
     uint32_t max_steps; /* hard cap per repeat (0 = none) */
     uint32_t repeats;
     uint64_t seed;
-    char *data;                        /* "synthetic", "fashion-mnist" */
-    char *data_dir;   /* a real dataset's folder (scenario's data_dir), NULL: its package's */
-    double target;    /* tta: test accuracy to reach */
+    char *data;        /* "synthetic", "fashion-mnist" */
+    char *data_dir;    /* a real dataset's folder (scenario's data_dir), NULL: its package's */
+    double target;     /* tta: test accuracy to reach */
     double eval_every; /* tta: epochs between evaluations */
     uint32_t max_epochs;
-    uint32_t tta_runs; /* tta: independent runs, Olympic-scored */
+    uint32_t tta_runs;                 /* tta: independent runs, Olympic-scored */
     uint32_t transfer;                 /* xpb_transfer */
     double lr, momentum, weight_decay; /* NaN: the model's default optimizer setting */
     uint32_t verify;                   /* 1: check the first step against cpu_ref before timing */

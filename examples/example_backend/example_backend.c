@@ -79,8 +79,7 @@ static xpb_status example_device_count(uint32_t *count)
 static xpb_status example_describe_device(uint32_t index, xpb_device_info *out)
 {
     if (index != 0)
-        return fail(no_handle_error, XPB_NO_DEVICE, "device %u does not exist (only 0)",
-                    index);
+        return fail(no_handle_error, XPB_NO_DEVICE, "device %u does not exist (only 0)", index);
     describe(out);
     return XPB_OK;
 }
@@ -139,8 +138,8 @@ static xpb_status example_compile(xpb_executable **out, xpb_backend *be, const x
     *out = NULL;
     uint32_t precision = XPB_MEMBER_OR(options, xpb_compile_options, precision, 1u);
     if (precision != XPB_PRECISION_FP32)
-        return fail(be->error, XPB_UNSUPPORTED,
-                    "precision policy %u is not supported (only fp32)", precision);
+        return fail(be->error, XPB_UNSUPPORTED, "precision policy %u is not supported (only fp32)",
+                    precision);
     /* Every rule of docs/ops.md: counts, dtypes, shapes, attributes; an op kind or attribute
      * bit of a later op set is XPB_UNSUPPORTED, named. After this the kernels trust shapes. */
     char msg[EXAMPLE_ERR_SIZE - 16];
@@ -196,13 +195,12 @@ static xpb_status check_transfer(xpb_executable *exe, const char *what, uint32_t
                     exe->program->n_tensors);
     const xpb_tensor_desc *t = xpb_program_tensor(exe->program, tensor);
     if (bytes != xpb_tensor_bytes(t))
-        return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "%s: tensor %u '%s' holds %zu bytes, not %zu", what, tensor, t->name,
-                    xpb_tensor_bytes(t), bytes);
+        return fail(exe->error, XPB_INVALID_ARGUMENT, "%s: tensor %u '%s' holds %zu bytes, not %zu",
+                    what, tensor, t->name, xpb_tensor_bytes(t), bytes);
     if (!(t->flags & flag) && !exe->keep_all)
         return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "%s: tensor %u '%s' is not host-%s (and keep_all is off)", what,
-                    tensor, t->name, flag == XPB_TENSOR_HOST_WRITE ? "writable" : "readable");
+                    "%s: tensor %u '%s' is not host-%s (and keep_all is off)", what, tensor,
+                    t->name, flag == XPB_TENSOR_HOST_WRITE ? "writable" : "readable");
     return XPB_OK;
 }
 
@@ -263,8 +261,7 @@ static xpb_status example_run(xpb_executable *exe, uint32_t phase)
     const xpb_program *p = exe->program;
     if (phase >= p->n_phases)
         return fail(exe->error, XPB_INVALID_ARGUMENT,
-                    "run: phase %u does not exist (the program has %u)", phase,
-                    p->n_phases);
+                    "run: phase %u does not exist (the program has %u)", phase, p->n_phases);
     const xpb_phase *ph = xpb_program_phase(p, phase);
     for (uint32_t i = ph->first_op; i < ph->first_op + ph->n_ops; i++)
         run_op(exe, xpb_program_op(p, i));

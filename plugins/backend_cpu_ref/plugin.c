@@ -155,8 +155,7 @@ static xpb_status ref_device_count(uint32_t *count)
 static xpb_status ref_describe_device(uint32_t index, xpb_device_info *out)
 {
     if (!out || out->struct_size < sizeof(size_t))
-        return set_err(open_err, XPB_INVALID_ARGUMENT,
-                       "out is NULL or its struct_size is 0");
+        return set_err(open_err, XPB_INVALID_ARGUMENT, "out is NULL or its struct_size is 0");
     if (index != 0)
         return set_err(open_err, XPB_NO_DEVICE,
                        "no device %u: the reference backend has one device, 0 (the "
@@ -171,8 +170,7 @@ static xpb_status ref_device_info(xpb_backend *be, xpb_device_info *out)
     if (!be)
         return XPB_INVALID_ARGUMENT;
     if (!out || out->struct_size < sizeof(size_t))
-        return set_err(be->err, XPB_INVALID_ARGUMENT,
-                       "out is NULL or its struct_size is 0");
+        return set_err(be->err, XPB_INVALID_ARGUMENT, "out is NULL or its struct_size is 0");
     describe_cpu(out);
     return XPB_OK;
 }
@@ -273,17 +271,17 @@ static xpb_status check_transfer(xpb_executable *exe, const char *what, uint32_t
     const xpb_program *p = exe->prog;
     if (tensor >= p->n_tensors)
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "%s: tensor %u does not exist (the program has %u tensors)", what,
-                       tensor, p->n_tensors);
+                       "%s: tensor %u does not exist (the program has %u tensors)", what, tensor,
+                       p->n_tensors);
     const xpb_tensor_desc *t = xpb_program_tensor(p, tensor);
     const char *name = t->name ? t->name : "(unnamed)";
     if (!data)
-        return set_err(exe->err, XPB_INVALID_ARGUMENT, "%s: tensor %u '%s': data is NULL",
-                       what, tensor, name);
+        return set_err(exe->err, XPB_INVALID_ARGUMENT, "%s: tensor %u '%s': data is NULL", what,
+                       tensor, name);
     if (bytes != xpb_tensor_bytes(t))
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "%s: tensor %u '%s' holds %zu bytes, the call gave %zu", what,
-                       tensor, name, xpb_tensor_bytes(t), bytes);
+                       "%s: tensor %u '%s' holds %zu bytes, the call gave %zu", what, tensor, name,
+                       xpb_tensor_bytes(t), bytes);
     if (!exe->keep_all && !(t->flags & flag))
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
                        "%s: tensor %u '%s' lacks XPB_TENSOR_HOST_%s (and keep_all is "
@@ -398,8 +396,7 @@ static xpb_status ref_profile_read(xpb_executable *exe, xpb_op_profile *out, uin
         return XPB_INVALID_ARGUMENT;
     if (!count || (capacity && !out))
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
-                       "profile_read: count is NULL, or out is NULL with capacity %u",
-                       capacity);
+                       "profile_read: count is NULL, or out is NULL with capacity %u", capacity);
     if (!exe->profiling)
         return set_err(exe->err, XPB_INVALID_ARGUMENT,
                        "profile_read: the executable was compiled without profiling");
