@@ -100,6 +100,10 @@ static xpb_status conv_desc(struct cux_conv_builder *b, const xpb_op_attrs *a,
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     int64_t dims = 2, dil[2] = {a->dilation[0], a->dilation[1]};
     int64_t str[2] = {a->stride[0], a->stride[1]}, pad[2] = {a->pad[0], a->pad[1]};
+#if defined(XPB_CUDA_STANDIN)
+    if (cux_fault("conv_stride")) /* the vertical stride one more than the op's */
+        str[0]++;
+#endif
     SET(b, *out, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp, "conv type");
     SET(b, *out, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode,
         "conv mode");
