@@ -35,6 +35,8 @@ static const struct fault faults[] = {
     /* (2) the convolution descriptor's vertical stride one too large: cuDNN's finalize refuses
      * the operation (Y's dims do not follow), compile fails naming the op */
     {"conv_stride", "conv_stride", "CONV2D", "fp32", "CONV2D "},
+    /* (3) the cuBLASLt epilogue without its ReLU (the fused linear + relu of the MLP chain) */
+    {"matmul_relu_dropped", "matmul_relu_dropped", "mlp-xent-sgd", "fp32", "chain mlp-xent-sgd"},
 };
 
 static int setup(void **state)
