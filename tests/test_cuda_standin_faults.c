@@ -37,6 +37,8 @@ static const struct fault faults[] = {
     {"conv_stride", "conv_stride", "CONV2D", "fp32", "CONV2D "},
     /* (3) the cuBLASLt epilogue without its ReLU (the fused linear + relu of the MLP chain) */
     {"matmul_relu_dropped", "matmul_relu_dropped", "mlp-xent-sgd", "fp32", "chain mlp-xent-sgd"},
+    /* (4) k_add never writes the last element */
+    {"add_off_by_one", "add_off_by_one", "ADD", "fp32", "ADD "},
 };
 
 static int setup(void **state)
