@@ -39,6 +39,8 @@ static const struct fault faults[] = {
     {"matmul_relu_dropped", "matmul_relu_dropped", "mlp-xent-sgd", "fp32", "chain mlp-xent-sgd"},
     /* (4) k_add never writes the last element */
     {"add_off_by_one", "add_off_by_one", "ADD", "fp32", "ADD "},
+    /* (5) cux_block_sum without the barrier between the warps' partials and their sum */
+    {"block_sum_no_barrier", "block_sum_no_barrier", "INSTANCENORM", "fp32", "INSTANCENORM"},
 };
 
 static int setup(void **state)
