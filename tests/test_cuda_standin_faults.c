@@ -41,6 +41,8 @@ static const struct fault faults[] = {
     {"add_off_by_one", "add_off_by_one", "ADD", "fp32", "ADD "},
     /* (5) cux_block_sum without the barrier between the warps' partials and their sum */
     {"block_sum_no_barrier", "block_sum_no_barrier", "INSTANCENORM", "fp32", "INSTANCENORM"},
+    /* (6) the largest arena buffer shares its bytes with a buffer live at the same time */
+    {"arena_alias", "arena_alias", "CONV2D", "fp32", "CONV2D"},
 };
 
 static int setup(void **state)
