@@ -43,6 +43,11 @@ static const struct fault faults[] = {
     {"block_sum_no_barrier", "block_sum_no_barrier", "INSTANCENORM", "fp32", "INSTANCENORM"},
     /* (6) the largest arena buffer shares its bytes with a buffer live at the same time */
     {"arena_alias", "arena_alias", "CONV2D", "fp32", "CONV2D"},
+    /* (7) fp16-mixed: every update unscaled, also when its gradient was never scaled */
+    {"loss_scaling_every_update (SGD)", "loss_scaling_every_update", "SGD_UPDATE", "fp16",
+     "SGD_UPDATE "},
+    {"loss_scaling_every_update (Adam)", "loss_scaling_every_update", "ADAM_UPDATE", "fp16",
+     "ADAM_UPDATE "},
 };
 
 static int setup(void **state)
