@@ -17,6 +17,7 @@
 
 #include "glue/arena.h"
 #include "glue/conv_graph.h"
+#include "kernels/fault.h"
 #include "glue/status.h"
 
 enum { UID_X = 1, UID_W = 2, UID_Y = 3, UID_B = 4, UID_R = 5, UID_VIRTUAL = 100 };
@@ -99,6 +100,10 @@ static xpb_status conv_desc(struct cux_conv_builder *b, const xpb_op_attrs *a,
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     int64_t dims = 2, dil[2] = {a->dilation[0], a->dilation[1]};
     int64_t str[2] = {a->stride[0], a->stride[1]}, pad[2] = {a->pad[0], a->pad[1]};
+#if defined(XPB_CUDA_STANDIN)
+    if (cux_fault("conv_stride")) /* the vertical stride one more than the op's */
+        str[0]++;
+#endif
     SET(b, *out, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp, "conv type");
     SET(b, *out, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode,
         "conv mode");
@@ -258,6 +263,12 @@ xpb_status cux_conv_graph(struct cux_conv_builder *b, const cux_step *s, int fus
     c->n_uids = 0;
     const cux_view *vs[5] = {r.x, r.w, r.y, epi ? &s->bias : NULL, epi ? &s->resid : NULL};
     const int64_t ids[5] = {UID_X, UID_W, UID_Y, UID_B, UID_R};
+#if defined(XPB_CUDA_STANDIN)
+    if (cux_fault("conv_operand_swap")) { /* x and y (backward data: dy and dx) swapped */
+        vs[0] = r.y;
+        vs[2] = r.x;
+    }
+#endif
     for (int k = 0; k < 5; k++)
         if (vs[k] && vs[k]->buf != CUX_NONE) {
             c->uids[c->n_uids] = ids[k];

@@ -21,6 +21,7 @@
 #include "glue/matmul.h"
 #include "glue/status.h"
 #include "glue/tuning.h"
+#include "kernels/fault.h"
 #include "plan/engines.h"
 #include "plan/plan_error.h"
 #include "plan/tune_cache.h"
@@ -176,6 +177,10 @@ static cublasLtEpilogue_t epilogue_of(const cux_step *s, int fused)
     int bias = s->bias.buf != CUX_NONE, relu = s->act == CUX_ACT_RELU;
     if (!fused)
         return CUBLASLT_EPILOGUE_DEFAULT;
+#if defined(XPB_CUDA_STANDIN)
+    if (cux_fault("matmul_relu_dropped")) /* the fused ReLU left out of the epilogue */
+        relu = 0;
+#endif
     if (bias)
         return relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     return relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;

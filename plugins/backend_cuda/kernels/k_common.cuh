@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/elem_math.h"
+#include "kernels/fault.h"
 #include "kernels/index_math.h"
 #include "kernels/kernels.h"
 
@@ -106,7 +107,10 @@ __device__ __forceinline__ double cux_block_sum(double v)
         v += __shfl_down_sync(0xffffffffu, v, o);
     if ((threadIdx.x & 31) == 0)
         part[threadIdx.x >> 5] = v;
-    __syncthreads();
+#if defined(XPB_CUDA_STANDIN)
+    if (!cux_fault("block_sum_no_barrier")) // thread 0 may read the partials before they exist
+#endif
+        __syncthreads();
     double s = 0.0;
     if (threadIdx.x == 0)
         for (int k = 0; k < CUX_THREADS / 32; k++)

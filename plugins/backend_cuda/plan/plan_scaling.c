@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/fault.h"
 #include "plan/plan_error.h"
 #include "plan/plan_scaling.h"
 #include "plan/plan_tensor.h"
@@ -88,6 +89,14 @@ static void decide_phase(cux_plan *plan, uint32_t phase, uint8_t *from, uint8_t 
     uint32_t first = ph->first_op, end = ph->first_op + ph->n_ops;
     memset(from, 0, p->n_tensors);
     memset(to, 0, p->n_tensors);
+#if defined(XPB_CUDA_STANDIN)
+    if (cux_fault("loss_scaling_every_update")) { /* the rule before 1952368 */
+        for (uint32_t j = first; j < end; j++)
+            if (cux_is_update(cux_op(plan, j)->kind))
+                plan->op_scaled[j] = plan->phase_scaled[phase] = plan->scaled = 1;
+        return;
+    }
+#endif
     /* what the loss gradients reach, and which updates read such a gradient */
     for (uint32_t j = first; j < end; j++) {
         const xpb_op *op = cux_op(plan, j);
