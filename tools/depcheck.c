@@ -647,6 +647,16 @@ int main(int argc, char **argv)
     find_circles();
     if (rooms_file)
         check_rooms(rooms_file);
+    /* the object list and the confinements are main's own (the tables are file-scope and live
+     * to the end) */
+    for (int i = 0; i < n_objs; i++)
+        free(objs[i]);
+    free(objs);
+    free(obj_mod);
+    for (int c = 0; c < n_conf; c++) {
+        free(conf[c].sym);
+        free(conf[c].rooms);
+    }
     if (findings) {
         printf("%s: %d finding(s) in %d modules with %d uses\n", name, findings, n_mods, n_edges);
         return 1;
