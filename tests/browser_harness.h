@@ -99,6 +99,36 @@ static inline void bh_fail_with_log(const char *dir, const char *what, const cha
     fail_msg("%s; the end of its output:\n%s", what, tail);
 }
 
+/* Runs scenario `scenario` (a path) shortened to two quick repeats into `results` (or takes
+ * $XPB_TEST_REPORT_RESULTS, copied into `results`, of `size` bytes) and writes its HTML report
+ * to `html`; fails the test with the end of the log when either command fails. */
+static inline void bh_quick_report(const char *dir, const char *scenario, char *results,
+                                   size_t size, const char *html)
+{
+    char *run[] = {XPB_TEST_BINARY_DIR "/xpubench",
+                   "run",
+                   (char *)scenario,
+                   "-o",
+                   results,
+                   "--set",
+                   "repeats=2",
+                   "--set",
+                   "min_steps=1",
+                   "--set",
+                   "min_time=0",
+                   "--set",
+                   "warmup=0",
+                   NULL};
+    const char *given = getenv("XPB_TEST_REPORT_RESULTS");
+    if (given)
+        snprintf(results, size, "%s", given);
+    else if (bh_run(dir, run, NULL, "run.log") != 0)
+        bh_fail_with_log(dir, "xpubench run of the scenario failed", "run.log");
+    char *report[] = {XPB_TEST_BINARY_DIR "/xpubench", "report", results, "-o", (char *)html, NULL};
+    if (bh_run(dir, report, NULL, "report.log") != 0)
+        bh_fail_with_log(dir, "xpubench report failed", "report.log");
+}
+
 /* How often needle occurs in hay. */
 static inline size_t bh_count(const char *hay, const char *needle)
 {

@@ -41,16 +41,6 @@ static int chromium(const char *mode_flag, const char *window, const char *out)
     return bh_chromium(g.chromium, g.dir, g.url, mode_flag, window, out);
 }
 
-static int run(char *const argv[], const char *out, const char *log)
-{
-    return bh_run(g.dir, argv, out, log);
-}
-
-static void fail_with_log(const char *what, const char *log)
-{
-    bh_fail_with_log(g.dir, what, log);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
@@ -60,28 +50,8 @@ static int group_setup(void **state)
     snprintf(g.results, sizeof g.results, "%s/study-quick.json", g.dir);
     snprintf(g.html, sizeof g.html, "%s/study-quick.html", g.dir);
     snprintf(g.url, sizeof g.url, "file://%s", g.html);
-    char *study[] = {XPB_TEST_BINARY_DIR "/xpubench",
-                     "run",
-                     XPB_TEST_SOURCE_DIR "/configs/study-quick.yaml",
-                     "-o",
-                     g.results,
-                     "--set",
-                     "repeats=2",
-                     "--set",
-                     "min_steps=1",
-                     "--set",
-                     "min_time=0",
-                     "--set",
-                     "warmup=0",
-                     NULL};
-    const char *given = getenv("XPB_TEST_REPORT_RESULTS");
-    if (given)
-        snprintf(g.results, sizeof g.results, "%s", given);
-    else if (run(study, NULL, "run.log") != 0)
-        fail_with_log("xpubench run of the quick study failed", "run.log");
-    char *report[] = {XPB_TEST_BINARY_DIR "/xpubench", "report", g.results, "-o", g.html, NULL};
-    if (run(report, NULL, "report.log") != 0)
-        fail_with_log("xpubench report failed", "report.log");
+    bh_quick_report(g.dir, XPB_TEST_SOURCE_DIR "/configs/study-quick.yaml", g.results,
+                    sizeof g.results, g.html);
     xpb_err err = {{0}};
     assert_int_equal(xpb_results_load(&g.doc, g.results, &err), XPB_OK);
     char dom[320];

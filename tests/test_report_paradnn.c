@@ -44,28 +44,8 @@ static int group_setup(void **state)
     snprintf(g.results, sizeof g.results, "%s/paradnn-quick.json", g.dir);
     snprintf(g.html, sizeof g.html, "%s/paradnn-quick.html", g.dir);
     snprintf(g.url, sizeof g.url, "file://%s", g.html);
-    char *sweep[] = {XPB_TEST_BINARY_DIR "/xpubench",
-                     "run",
-                     XPB_TEST_SOURCE_DIR "/configs/paradnn-quick.yaml",
-                     "-o",
-                     g.results,
-                     "--set",
-                     "repeats=2",
-                     "--set",
-                     "min_steps=1",
-                     "--set",
-                     "min_time=0",
-                     "--set",
-                     "warmup=0",
-                     NULL};
-    const char *given = getenv("XPB_TEST_REPORT_RESULTS");
-    if (given)
-        snprintf(g.results, sizeof g.results, "%s", given);
-    else if (bh_run(g.dir, sweep, NULL, "run.log") != 0)
-        bh_fail_with_log(g.dir, "xpubench run of the ParaDnn quick sweep failed", "run.log");
-    char *report[] = {XPB_TEST_BINARY_DIR "/xpubench", "report", g.results, "-o", g.html, NULL};
-    if (bh_run(g.dir, report, NULL, "report.log") != 0)
-        bh_fail_with_log(g.dir, "xpubench report failed", "report.log");
+    bh_quick_report(g.dir, XPB_TEST_SOURCE_DIR "/configs/paradnn-quick.yaml", g.results,
+                    sizeof g.results, g.html);
     xpb_err err = {{0}};
     assert_int_equal(xpb_results_load(&g.doc, g.results, &err), XPB_OK);
     char dom[320];
