@@ -3,9 +3,10 @@
  * run through the copy of xpubench beside it):
  * - `xpubench list` sees the stand-in's device through the plugin;
  * - `xpubench conformance --backend cuda` passes the op and chain cases of op sets 1 and 2 in
- *   fp32 (fused and unfused), tf32, bf16-mixed and fp16-mixed (the cases of op set 3 must be
- *   refused by name), including the SGD_UPDATE and ADAM_UPDATE cases under fp16-mixed, whose
- *   gradients the host writes and which used to be divided by the loss scale;
+ *   fp32 (fused and unfused), tf32, bf16-mixed and fp16-mixed (a case of op set 3 may be refused
+ *   by name only for an op or attribute still listed in refused_ops / refused_attr_bits), including
+ * the SGD_UPDATE and ADAM_UPDATE cases under fp16-mixed, whose gradients the host writes and which
+ * used to be divided by the loss scale;
  * - the model cases of conv6 pass under fp16-mixed, with keep_all and as run ("as run" with the
  *   dynamic loss scale: no overflow at the first step);
  * - conv6 trains a few steps with `verify: true` against cpu_ref in fp32, and the run's device
@@ -26,6 +27,8 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+
+#include <xpubench/program.h>
 
 /* cli_harness.h runs XPB_TEST_BINARY_DIR/xpubench: here the copy beside the stand-in build */
 #undef XPB_TEST_BINARY_DIR
@@ -69,9 +72,69 @@ static void test_list(void **state)
     expect_ok(rc, out, err, "list");
 }
 
+/* The ops of op set 3 the cuda backend does not implement yet, and the attributes of op set 3
+ * (by bit) it does not compute yet: a conformance case may be refused by name for one of these,
+ * and for nothing else. Empty lists are the goal (issue 23); an entry goes when the backend
+ * implements it, and then its cases must pass in every policy. */
+static const char *const refused_ops[] = {
+    "MATMUL",
+    "MATMUL_BWD",
+    "BATCHED_MATMUL",
+    "BATCHED_MATMUL_BWD",
+    "PERMUTE",
+    "ADD_BROADCAST",
+    "MUL",
+    "SUM_TO",
+    "SCALE",
+    "SOFTMAX",
+    "SOFTMAX_BWD",
+    "LAYER_NORM",
+    "LAYER_NORM_BWD",
+    "GELU",
+    "GELU_BWD",
+    "EMBEDDING",
+    "EMBEDDING_BWD",
+    "LSTM",
+    "LSTM_BWD",
+    "ADAMW_UPDATE",
+    "CLIP_GRAD_NORM",
+};
+static const int refused_attr_bits[] = {
+    XPB_ATTR_BIT_TRANSPOSE,    XPB_ATTR_BIT_PERM,
+    XPB_ATTR_BIT_CAUSAL,       XPB_ATTR_BIT_APPROXIMATE,
+    XPB_ATTR_BIT_INDEX_FLAGS,  XPB_ATTR_BIT_PADDING_IDX,
+    XPB_ATTR_BIT_IGNORE_INDEX, XPB_ATTR_BIT_LABEL_SMOOTHING,
+    XPB_ATTR_BIT_MAX_NORM,
+};
+
+/* 1 when `msg` is the cuda backend's refusal of an op or attribute still in the lists above
+ * ("op N KIND (layer L): an op of op set 3 ..." / "...: sets attribute bit B of op set 3"). */
+static int refused_by_name(const char *msg)
+{
+    const char *tail = msg ? strstr(msg, ": an op of op set 3 that the cuda backend") : NULL;
+    if (tail) {
+        for (size_t k = 0; k < sizeof refused_ops / sizeof refused_ops[0]; k++) {
+            char named[64];
+            snprintf(named, sizeof named, " %s (layer ", refused_ops[k]);
+            const char *at = strstr(msg, named);
+            if (at && at < tail)
+                return 1;
+        }
+        return 0;
+    }
+    const char *bit = msg ? strstr(msg, "sets attribute bit ") : NULL;
+    if (!bit || !strstr(bit, "of op set 3"))
+        return 0;
+    int b = atoi(bit + strlen("sets attribute bit "));
+    for (size_t k = 0; k < sizeof refused_attr_bits / sizeof refused_attr_bits[0]; k++)
+        if (refused_attr_bits[k] == b)
+            return 1;
+    return 0;
+}
+
 /* Fails naming the case unless every row of the conformance document `path` passed, or was
- * refused by name as a case of op set 3 (the cuda backend implements op sets 1 and 2: an op or
- * an attribute of op set 3 is UNSUPPORTED, never computed as op set 1's). */
+ * refused by name for an op or attribute of op set 3 still in the lists above (never computed
+ * as op set 1's). */
 static void expect_rows(const char *path, const char *what, const char *out)
 {
     json_error_t jerr;
@@ -85,9 +148,7 @@ static void expect_rows(const char *path, const char *what, const char *out)
     {
         const char *status = json_string_value(json_object_get(row, "status"));
         const char *msg = json_string_value(json_object_get(row, "message"));
-        int opset3 = status && strcmp(status, "UNSUPPORTED") == 0 && msg &&
-                     (strstr(msg, "not an op of op sets 1 and 2") ||
-                      (strstr(msg, "attribute bit") && strstr(msg, "of op set 3")));
+        int opset3 = status && strcmp(status, "UNSUPPORTED") == 0 && refused_by_name(msg);
         if (!status || (strcmp(status, "PASS") != 0 && !opset3))
             fail_msg("%s: case %s (%s) %s: %s\n%s", what,
                      json_string_value(json_object_get(row, "case")),

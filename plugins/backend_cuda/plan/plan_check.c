@@ -127,6 +127,24 @@ xpb_status cux_check_all_reduce_storage(cux_plan *plan)
     return XPB_OK;
 }
 
+/* The ops of op set 3 this backend implements (docs/backend-cuda.md, "Op set 3"). */
+static int opset3_op(uint32_t kind)
+{
+    switch (kind) {
+    default:
+        return 0;
+    }
+}
+
+/* The attribute bits of op set 3 whose meaning the kernels here compute. */
+static int opset3_attr(int bit)
+{
+    switch (bit) {
+    default:
+        return 0;
+    }
+}
+
 /* What this backend adds to the SDK's rules for op `i` (already validated). */
 static xpb_status check_op(cux_plan *plan, uint32_t i)
 {
@@ -134,15 +152,13 @@ static xpb_status check_op(cux_plan *plan, uint32_t i)
     const xpb_op *op = xpb_program_op(p, i);
     char label[256];
     cux_op_label(p, i, label, sizeof label);
-    if (xpb_op_opset(op->kind) > 2)
+    if (xpb_op_opset(op->kind) > 2 && !opset3_op(op->kind))
         return cux_fail(plan, XPB_UNSUPPORTED,
-                        "%s: not an op of op sets 1 and 2, which is all the cuda backend "
-                        "implements",
-                        label);
+                        "%s: an op of op set 3 that the cuda backend does not implement", label);
     /* The attributes op set 3 gave older ops (SOFTMAX_XENT's ignore_index and label smoothing)
-     * change what they compute, and the kernels here compute op set 1's */
+     * change what they compute: each is refused unless the kernels here compute it */
     for (int b = 0; b < 64 && XPB_OP_HAS(p, attrs_set); b++)
-        if (((op->attrs_set >> b) & 1u) && xpb_attr_opset(1ull << b) > 2)
+        if (((op->attrs_set >> b) & 1u) && xpb_attr_opset(1ull << b) > 2 && !opset3_attr(b))
             return cux_fail(plan, XPB_UNSUPPORTED,
                             "%s: sets attribute bit %d of op set 3, which the cuda backend does "
                             "not implement",
