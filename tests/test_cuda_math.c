@@ -137,6 +137,86 @@ static void test_activations(void **state)
     assert_true(cux_act_fwd(CUX_ACT_NONE, 0.0f, -3.0f) == -3.0f);
 }
 
+/* ---- GELU ---- */
+
+/* cux_gelu and cux_gelu_grad (GELU_BWD with dy) against cpu_ref's gelu.c at 601 points of
+ * [-12, 12] and a few beyond, both forms. The kernels' fp32 forms avoid the cancellation of
+ * 1 + erf and 1 + tanh (elem_math.h), so their error is what fp32 rounding of the argument
+ * becomes through the function: within (4 + cond(x)) ulps of the result, cond(x) = x^2 (erf
+ * form) or 2 sqrt(2/pi) |x| (1 + 3 * 0.044715 x^2) (tanh form), the function's relative
+ * condition number far left, where the result is tiny. For the derivative the ulps are of the
+ * size of its terms (s + |the second term|; it crosses 0 at x = -0.75, so its own size is no
+ * measure). The reference evaluates the textbook forms in double, which cancel too: it is
+ * allowed 4 double ulps of 1 + |x| more (and 2^-120, for results fp32 holds as subnormals). */
+static double gelu_cond(double x, int tanh_approx)
+{
+    return tanh_approx ? 2.0 * 0.7978845608028654 * fabs(x) * (1.0 + 3.0 * 0.044715 * x * x)
+                       : x * x;
+}
+
+/* The size of the derivative's terms, in double. */
+static double gelu_grad_terms(double x, int tanh_approx)
+{
+    if (tanh_approx) {
+        double u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+        double s = 1.0 / (1.0 + exp(-2.0 * u)), sc = 1.0 / (1.0 + exp(2.0 * u));
+        return s + fabs(2.0 * x * s * sc * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x));
+    }
+    return 0.5 * erfc(-x * 0.7071067811865476) + fabs(x * 0.3989422804014327 * exp(-0.5 * x * x));
+}
+
+static void test_gelu(void **state)
+{
+    (void)state;
+    enum { GRID = 601, N = GRID + 10 };
+    static const float extra[N - GRID] = {0.0f,    1e-30f, -1e-30f, 1e-3f,  -1e-3f,
+                                          -0.752f, -13.5f, 20.0f,   -40.0f, 100.0f};
+    float x[N], dy[N], y[N], dx[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i < GRID ? -12.0f + 24.0f * (float)i / (float)(GRID - 1) : extra[i - GRID];
+        dy[i] = frand(0.5f, 2.0f);
+    }
+    xpb_tensor_desc d = desc(1, N, 1, 1, 1);
+    char err[256];
+    for (int t = 0; t < 2; t++) {
+        xpb_op op = op_of(XPB_OP_GELU, 1, 1), bop = op_of(XPB_OP_GELU_BWD, 2, 1);
+        op.approximate = bop.approximate = t ? XPB_GELU_TANH : 0u;
+        ref_op_args a = {.op = &op,
+                         .in_desc = {&d},
+                         .out_desc = {&d},
+                         .in = {x},
+                         .out = {y},
+                         .err = err,
+                         .err_size = sizeof err};
+        assert_int_equal(ref_gelu(&a), XPB_OK);
+        ref_op_args b = {.op = &bop,
+                         .in_desc = {&d, &d},
+                         .out_desc = {&d},
+                         .in = {dy, x},
+                         .out = {dx},
+                         .err = err,
+                         .err_size = sizeof err};
+        assert_int_equal(ref_gelu_bwd(&b), XPB_OK);
+        for (int i = 0; i < N; i++) {
+            double xi = x[i], ulps = 4.0 + gelu_cond(xi, t);
+            double floor = 4.0 * 0x1p-53 * (1.0 + fabs(xi)) + 0x1p-120;
+            double fy = cux_gelu(x[i], t), fdx = cux_gelu_bwd(dy[i], x[i], t);
+            double tol_y = ulps * 0x1p-23 * fabs((double)y[i]) + floor;
+            double tol_dx = (ulps + 1.0) * 0x1p-23 * dy[i] * gelu_grad_terms(xi, t) + dy[i] * floor;
+            if (fabs(fy - y[i]) > tol_y)
+                fail_msg("GELU (approximate %d) of %.9g: %.9g, reference %.9g", t, xi, fy,
+                         (double)y[i]);
+            if (fabs(fdx - dx[i]) > tol_dx)
+                fail_msg("GELU_BWD (approximate %d) of %.9g, dy %.9g: %.9g, reference %.9g", t, xi,
+                         (double)dy[i], fdx, (double)dx[i]);
+        }
+        /* exact where the forms are: 0 at 0, slope 1/2 there, the identity far right */
+        assert_true(cux_gelu(0.0f, t) == 0.0f && cux_gelu_grad(0.0f, t) == 0.5f);
+        assert_true(cux_gelu(100.0f, t) == 100.0f && cux_gelu_grad(100.0f, t) == 1.0f);
+        assert_true(isnan(cux_gelu(NAN, t)) && isnan(cux_gelu_grad(NAN, t)));
+    }
+}
+
 /* ---- dropout ---- */
 
 /* The kernels call program.h's xpb_dropout_* themselves (compiled for the device); what is
@@ -809,16 +889,117 @@ static void test_scaler(void **state)
     assert_true(big == 16777216.0f);
 }
 
+/* ---- op set 3: AdamW and the smoothed cross-entropy's backward ---- */
+
+/* cux_adamw with cux_adamw_decay and cux_adam_coeffs: cpu_ref's ref_adamw_update bit for bit
+ * over three steps (F32 and I32 step counters), the moments too; and cux_xent_bwd_smooth with
+ * the kernel's f = scale / N_valid: ref_softmax_xent_bwd bit for bit with an ignored label and
+ * label smoothing (ignored rows 0), and cux_xent_bwd's numbers when eps = 0. */
+static void test_adamw_and_xent_smooth(void **state)
+{
+    (void)state;
+    enum { N = 257 };
+    float p_ref[N], g[N], p[N];
+    for (int i = 0; i < N; i++) {
+        p_ref[i] = p[i] = frand(-1, 1);
+        g[i] = frand(-0.1f, 0.1f);
+    }
+    xpb_tensor_desc d = desc(1, N, 1, 1, 1);
+    char err[256];
+    for (int i32 = 0; i32 < 2; i32++) {
+        float m_ref[N] = {0}, v_ref[N] = {0}, m[N] = {0}, v[N] = {0};
+        union {
+            float f;
+            int32_t i;
+        } step = {0};
+        xpb_tensor_desc sd = desc(1, 1, 1, 1, 1);
+        sd.dtype = i32 ? XPB_DTYPE_I32 : XPB_DTYPE_F32;
+        xpb_op op = op_of(XPB_OP_ADAMW_UPDATE, 5, 0);
+        op.attrs.lr = 1e-2f;
+        op.attrs.beta1 = 0.9f;
+        op.attrs.beta2 = 0.95f;
+        op.attrs.eps = 1e-8f;
+        op.attrs.weight_decay = 0.1f;
+        for (int t = 1; t <= 3; t++) {
+            ref_op_args a = {.op = &op,
+                             .in_desc = {&d, &d, &d, &d, &sd},
+                             .in = {p_ref, g, m_ref, v_ref, &step.f},
+                             .err = err,
+                             .err_size = sizeof err};
+            assert_int_equal(ref_adamw_update(&a), XPB_OK);
+            float step_size, bc2, decay = cux_adamw_decay(1e-2f, 0.1f);
+            cux_adam_coeffs(1e-2f, 0.9f, 0.95f, (double)t, &step_size, &bc2);
+            for (int i = 0; i < N; i++)
+                p[i] =
+                    cux_adamw(p[i], g[i], &m[i], &v[i], 0.9f, 0.95f, 1e-8f, decay, step_size, bc2);
+            for (int i = 0; i < N; i++)
+                assert_true(same_bits(p[i], p_ref[i]) && same_bits(m[i], m_ref[i]) &&
+                            same_bits(v[i], v_ref[i]));
+        }
+        assert_true(i32 ? step.i == 3 : step.f == 3.0f);
+    }
+    /* the cross-entropy's backward: rows with label 2 ignored, smoothing 0.1 and 0 */
+    enum { R = 7, K = 5 };
+    float prob[R * K], dz[R * K];
+    int32_t labels[R];
+    for (int i = 0; i < R * K; i++)
+        prob[i] = frand(0, 1);
+    for (int n = 0; n < R; n++)
+        labels[n] = (n * 3) % K;
+    xpb_tensor_desc pd = desc(2, R, K, 1, 1), ld = desc(1, R, 1, 1, 1);
+    ld.dtype = XPB_DTYPE_I32;
+    for (int smooth = 0; smooth < 2; smooth++) {
+        xpb_op xb = op_of(XPB_OP_SOFTMAX_XENT_BWD, 2, 1);
+        xb.attrs.scale = 0.5f;
+        xb.index_flags = XPB_INDEX_IGNORE;
+        xb.ignore_index = 2;
+        xb.label_smoothing = smooth ? 0.1f : 0.0f;
+        ref_op_args b = {.op = &xb,
+                         .in_desc = {&pd, &ld},
+                         .out_desc = {&pd},
+                         .in = {prob, (float *)(void *)labels},
+                         .out = {dz},
+                         .err = err,
+                         .err_size = sizeof err};
+        assert_int_equal(ref_softmax_xent_bwd(&b), XPB_OK);
+        int valid = 0;
+        for (int n = 0; n < R; n++)
+            valid += labels[n] != 2;
+        double eps = (double)xb.label_smoothing, f = 0.5 / (double)valid;
+        for (int n = 0; n < R; n++)
+            for (int k = 0; k < K; k++) {
+                float want = dz[n * K + k];
+                if (labels[n] == 2) {
+                    assert_true(same_bits(want, 0.0f));
+                    continue;
+                }
+                float got =
+                    cux_xent_bwd_smooth(f, prob[n * K + k], k == labels[n], eps, eps / (double)K);
+                assert_true(same_bits(got, want));
+                if (!smooth)
+                    assert_true(same_bits(cux_xent_bwd(f, prob[n * K + k], k == labels[n]), want));
+            }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_activations),     cmocka_unit_test(test_dropout_stream),
-        cmocka_unit_test(test_dropout_layouts), cmocka_unit_test(test_losses),
-        cmocka_unit_test(test_optimizers),      cmocka_unit_test(test_contraction),
-        cmocka_unit_test(test_batchnorm),       cmocka_unit_test(test_instancenorm_and_fused_act),
-        cmocka_unit_test(test_pool_windows),    cmocka_unit_test(test_pooling),
-        cmocka_unit_test(test_reflection),      cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_activations),
+        cmocka_unit_test(test_dropout_stream),
+        cmocka_unit_test(test_dropout_layouts),
+        cmocka_unit_test(test_losses),
+        cmocka_unit_test(test_optimizers),
+        cmocka_unit_test(test_contraction),
+        cmocka_unit_test(test_batchnorm),
+        cmocka_unit_test(test_instancenorm_and_fused_act),
+        cmocka_unit_test(test_pool_windows),
+        cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_reflection),
+        cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_scaler),
+        cmocka_unit_test(test_adamw_and_xent_smooth),
+        cmocka_unit_test(test_gelu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,6 +75,16 @@ static xpb_status record_error(xpb_executable *exe, cux_phase_rec *r)
                            "[0, %lld)",
                            xpb_op_name(o->kind), layer, (long long)r->err_a, (long long)r->err_b,
                            (long long)k, (long long)k);
+    } else if (r->err_code == CUX_ERR_INDEX) {
+        /* EMBEDDING: indices are input 0, the weight input 1; EMBEDDING_BWD: indices input 1 and
+         * the gradient of the weight output 0 */
+        int fwd = o->kind == XPB_OP_EMBEDDING;
+        const xpb_tensor_desc *w = xpb_program_tensor(p, fwd ? o->inputs[1] : o->outputs[0]);
+        st = cux_error_msg(exe->err, XPB_INVALID_ARGUMENT,
+                           "%s (layer %s): position %lld of the indices holds %lld, outside the "
+                           "%lld rows [0, %lld) of the weight",
+                           xpb_op_name(o->kind), layer, (long long)r->err_a, (long long)r->err_b,
+                           (long long)w->dims[0], (long long)w->dims[0]);
     } else {
         const xpb_tensor_desc *dx = xpb_program_tensor(p, o->outputs[0]);
         st = cux_error_msg(exe->err, XPB_INVALID_ARGUMENT,

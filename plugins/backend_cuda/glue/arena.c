@@ -25,5 +25,6 @@ cux_tview cux_tview_of(const xpb_executable *exe, const cux_view *v)
     t.c = v->dims[1];
     t.h = v->dims[2];
     t.w = v->dims[3];
+    t.ndim = v->ndim;
     return t;
 }

@@ -30,8 +30,23 @@ static void fill_kparams(xpb_executable *exe, const cux_step *s, cux_kparams *kp
     kp->act = s->act;
     kp->alpha = s->act_alpha;
     kp->flags = s->flags;
-    if (s->op != CUX_NONE)
-        kp->attrs = xpb_program_op(exe->prog, s->op)->attrs;
+    if (s->op != CUX_NONE) {
+        const xpb_op *op = xpb_program_op(exe->prog, s->op);
+        kp->attrs = op->attrs;
+        if (XPB_OP_HAS(exe->prog, max_norm)) { /* a host of ABI 1.3 or later */
+            kp->a3.transpose = op->transpose;
+            for (int d = 0; d < 4; d++)
+                kp->a3.perm[d] = op->perm[d];
+            kp->a3.causal = op->causal;
+            kp->a3.approximate = op->approximate;
+            kp->a3.index_flags = op->index_flags;
+            kp->a3.padding_idx = op->padding_idx;
+            kp->a3.ignore_index = op->ignore_index;
+            kp->a3.label_smoothing = op->label_smoothing;
+            kp->a3.max_norm = op->max_norm;
+        }
+    }
+    kp->index = s->index;
     for (int k = 0; k < CUX_MAX_IN; k++)
         kp->t[CUX_T_IN + k] = cux_tview_of(exe, &s->in[k]);
     for (int k = 0; k < CUX_MAX_OUT; k++)

@@ -83,7 +83,8 @@ typedef struct cux_mm_run {
     size_t workspace;
     const void *pa, *pb;
     void *pd;
-    int fused_act; /* the activation is in the cuBLASLt epilogue */
+    int fused_act;  /* the activation is in the cuBLASLt epilogue */
+    int accumulate; /* D += the product (beta 1): an op-set-3 form's accumulate */
 } cux_mm_run;
 
 /* One plan step, ready to enqueue. */

@@ -50,6 +50,9 @@ static cudaDataType_t cuda_type(int type)
 typedef struct mm_key {
     int32_t kind, epilogue, precision, ta, tb, td;
     int64_t m, n, k;
+    /* op-set-3 forms (zero for linear layers): transposes, leading dims, batch */
+    int32_t form, trans_a, trans_b, accumulate;
+    int64_t lda, ldb, ldd, batch, stride_a, stride_b, stride_d;
 } mm_key;
 
 typedef struct mm_choice {
@@ -57,7 +60,28 @@ typedef struct mm_choice {
     uint64_t workspace;
 } mm_choice;
 
-static float alpha_one = 1.0f, beta_zero = 0.0f;
+static float alpha_one = 1.0f, beta_zero = 0.0f, beta_one = 1.0f;
+
+/* The beta of run m: 1 when it adds its product to D. */
+static const float *beta_of(const cux_mm_run *m)
+{
+    return m->accumulate ? &beta_one : &beta_zero;
+}
+
+/* The rows of a row-major matrix whose columns are the last dim of view v (a rank-3 linear
+ * input [B, S, F] is the matrix [B*S, F]), and that last dim. */
+static int64_t last_dim(const cux_view *v)
+{
+    return v->dims[v->ndim ? v->ndim - 1 : 0];
+}
+
+static int64_t matrix_rows(const cux_view *v)
+{
+    int64_t r = 1;
+    for (uint32_t d = 0; d + 1 < v->ndim; d++)
+        r *= v->dims[d];
+    return r;
+}
 
 /* One run of a candidate algorithm (tuning.h's cux_candidate_run), on the tuning scratch. */
 struct trial {
@@ -73,7 +97,7 @@ static xpb_status run_algo(xpb_executable *exe, void *ctx)
     const cux_mm_run *m = t->m;
     CUX_CUBLAS(exe, t->op,
                cublasLtMatmul(exe->be->lt, m->desc, &alpha_one, m->pa, m->a, m->pb, m->b,
-                              &beta_zero, m->pd, m->d, m->pd, m->d, t->algo, exe->tune_ws,
+                              beta_of(m), m->pd, m->d, m->pd, m->d, t->algo, exe->tune_ws,
                               t->ws_bytes, exe->be->stream),
                "cublasLtMatmul (trial run)");
     return XPB_OK;
@@ -92,21 +116,127 @@ void cux_mm_free(cux_mm_run *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Sets the batch count and the strided batch offset (elements) of layout `l`. */
+static xpb_status batch_layout(xpb_executable *exe, uint32_t op, cublasLtMatrixLayout_t l,
+                               int64_t count, int64_t stride)
+{
+    int32_t n = (int32_t)count;
+    CUX_CUBLAS(
+        exe, op,
+        cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &n, sizeof n),
+        "matmul batch count");
+    CUX_CUBLAS(exe, op,
+               cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                &stride, sizeof stride),
+               "matmul batch stride");
+    return XPB_OK;
+}
+
+/* The device address of element `off` of view v. */
+static char *element(xpb_executable *exe, const cux_view *v, int64_t off)
+{
+    return (char *)cux_ptr(exe, v->buf) + (size_t)off * cux_type_size(v->type);
+}
+
+/* An op-set-3 product (cux_mm_form, plan_types.h). The row-major D[m,n] = op(A) op(B) is the
+ * column-major D^T[n,m] = op(B)^T op(A)^T, so cuBLASLt's A is the program's B and its B the
+ * program's A; a row-major matrix stored [r,c] is the column-major [c,r] with the same leading
+ * dimension. */
+static xpb_status describe_form(xpb_executable *exe, const cux_step *s, cublasLtEpilogue_t epilogue,
+                                cux_mm_run *m, mm_key *key)
+{
+    const cux_mm_form *f = &s->mm;
+    const cux_view *A = &s->in[0], *B = &s->in[1], *D = &s->out[0];
+    uint32_t o = s->op;
+    cublasOperation_t opa = f->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opb = f->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    /* program B stored [k,n] (or [n,k] when tb); program A stored [m,k] (or [k,m] when ta) */
+    uint64_t la_rows = (uint64_t)(f->tb ? f->k : f->n), la_cols = (uint64_t)(f->tb ? f->n : f->k);
+    uint64_t lb_rows = (uint64_t)(f->ta ? f->m : f->k), lb_cols = (uint64_t)(f->ta ? f->k : f->m);
+    cublasComputeType_t compute = exe->plan->opt.precision == XPB_PRECISION_TF32
+                                      ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : CUBLAS_COMPUTE_32F;
+    CUX_CUBLAS(exe, o, cublasLtMatmulDescCreate(&m->desc, compute, CUDA_R_32F),
+               "matmul descriptor");
+    CUX_CUBLAS(
+        exe, o,
+        cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa),
+        "matmul transa");
+    CUX_CUBLAS(
+        exe, o,
+        cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb),
+        "matmul transb");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                              sizeof epilogue),
+               "matmul epilogue");
+    if (epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) {
+        const void *bias = cux_ptr(exe, s->bias.buf);
+        CUX_CUBLAS(exe, o,
+                   cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                  sizeof bias),
+                   "matmul bias");
+    }
+    CUX_CUBLAS(exe, o,
+               cublasLtMatrixLayoutCreate(&m->a, cuda_type(B->type), la_rows, la_cols, f->ldb),
+               "matmul layout A");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatrixLayoutCreate(&m->b, cuda_type(A->type), lb_rows, lb_cols, f->lda),
+               "matmul layout B");
+    CUX_CUBLAS(exe, o,
+               cublasLtMatrixLayoutCreate(&m->d, cuda_type(D->type), (uint64_t)f->n, (uint64_t)f->m,
+                                          f->ldd),
+               "matmul layout D");
+    xpb_status st;
+    if (f->batch > 1 && ((st = batch_layout(exe, o, m->a, f->batch, f->stride_b)) != XPB_OK ||
+                         (st = batch_layout(exe, o, m->b, f->batch, f->stride_a)) != XPB_OK ||
+                         (st = batch_layout(exe, o, m->d, f->batch, f->stride_d)) != XPB_OK))
+        return st;
+    m->pa = element(exe, B, f->off_b);
+    m->pb = element(exe, A, f->off_a);
+    m->pd = element(exe, D, f->off_d);
+    m->accumulate = f->accumulate;
+    memset(key, 0, sizeof *key);
+    key->kind = (int32_t)xpb_program_op(exe->prog, o)->kind;
+    key->epilogue = (int32_t)epilogue;
+    key->precision = (int32_t)exe->plan->opt.precision;
+    key->ta = B->type;
+    key->tb = A->type;
+    key->td = D->type;
+    key->m = f->n;
+    key->n = f->m;
+    key->k = f->k;
+    key->form = 1;
+    key->trans_a = f->tb;
+    key->trans_b = f->ta;
+    key->accumulate = f->accumulate;
+    key->lda = f->ldb;
+    key->ldb = f->lda;
+    key->ldd = f->ldd;
+    key->batch = f->batch;
+    key->stride_a = f->stride_b;
+    key->stride_b = f->stride_a;
+    key->stride_d = f->stride_d;
+    return XPB_OK;
+}
+
 /* Creates the descriptor and layouts of step `s` with `epilogue` (and the bias pointer). */
 static xpb_status describe(xpb_executable *exe, const cux_step *s, cublasLtEpilogue_t epilogue,
                            cux_mm_run *m, mm_key *key)
 {
+    if (s->mm.used)
+        return describe_form(exe, s, epilogue, m, key);
     const xpb_op *op = xpb_program_op(exe->prog, s->op);
     /* x, w are the op's inputs 0 and 1: (x, w), (dy, w) or (dy, x) */
     const cux_view *x = &s->in[0], *w = &s->in[1], *y = &s->out[0];
-    int64_t rows = x->dims[0]; /* N for LINEAR/_BWD_DATA (x = x or dy) and _BWD_WEIGHTS (x = dy) */
+    int64_t rows = matrix_rows(x); /* N for LINEAR/_BWD_DATA (x or dy) and _BWD_WEIGHTS (dy) */
     int64_t M, N, K, lda, ldb;
     cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
     const cux_view *A, *B;
     int64_t a_rows, a_cols, b_rows, b_cols;
     switch (op->kind) {
     case XPB_OP_LINEAR: /* x[N,I], w[O,I] */
-        M = w->dims[0], N = rows, K = x->dims[1];
+        M = w->dims[0], N = rows, K = last_dim(x);
         A = w, ta = CUBLAS_OP_T, a_rows = K, a_cols = M, lda = K;
         B = x, b_rows = K, b_cols = N, ldb = K;
         break;
@@ -116,7 +246,7 @@ static xpb_status describe(xpb_executable *exe, const cux_step *s, cublasLtEpilo
         B = x, b_rows = K, b_cols = N, ldb = K;
         break;
     default: /* LINEAR_BWD_WEIGHTS: dy[N,O] (in 0), x[N,I] (in 1) -> dw[O,I] */
-        M = w->dims[1], N = x->dims[1], K = rows;
+        M = last_dim(w), N = last_dim(x), K = rows;
         A = w, a_rows = M, a_cols = K, lda = M;
         B = x, tb = CUBLAS_OP_T, b_rows = N, b_cols = K, ldb = N;
         break;
@@ -294,7 +424,7 @@ xpb_status cux_mm_enqueue(xpb_executable *exe, cux_run_step *rs)
     cux_mm_run *m = &rs->mm;
     CUX_CUBLAS(exe, rs->step->op,
                cublasLtMatmul(exe->be->lt, m->desc, &alpha_one, m->pa, m->a, m->pb, m->b,
-                              &beta_zero, m->pd, m->d, m->pd, m->d, &m->algo, exe->workspace,
+                              beta_of(m), m->pd, m->d, m->pd, m->d, &m->algo, exe->workspace,
                               m->workspace, exe->be->stream),
                "cublasLtMatmul");
     return XPB_OK;

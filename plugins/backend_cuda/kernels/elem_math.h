@@ -51,6 +51,64 @@ CUX_HD float cux_act_bwd(int act, float alpha, float dy, float y)
     }
 }
 
+/* ---- GELU (ops.md "GELU, GELU_BWD"; op set 3) ----
+ * The erf form (approximate 0) and PyTorch's tanh form (XPB_GELU_TANH), in fp32. cpu_ref
+ * (gelu.c) evaluates the textbook forms in double and rounds once; in fp32 those forms cancel
+ * for negative x, where 1 + erf(z) and 1 + tanh(u) lose every digit as they approach 0. These
+ * are the same functions written without the cancellation: 1 + erf(z) = erfc(-z), and with
+ * s = 1 / (1 + exp(-2u)), 1 + tanh(u) = 2 s and 1 - tanh(u)^2 = 4 s (1 - s). Their error is
+ * the rounding of the fp32 argument carried through the function: (4 + cond(x)) ulps at most,
+ * cond(x) = x^2 for the erf form (tests/test_cuda_math.c states and checks the bound). */
+#define CUX_GELU_SQRT_2_OVER_PI 0.7978845608028654f /* sqrt(2 / pi) */
+#define CUX_GELU_INV_SQRT_2 0.7071067811865476f     /* 1 / sqrt(2) */
+#define CUX_GELU_INV_SQRT_2PI 0.3989422804014327f   /* 1 / sqrt(2 pi) */
+#define CUX_GELU_C 0.044715f
+
+/* The tanh form's s = (1 + tanh(u)) / 2 and its complement sc = 1 - s = (1 - tanh(u)) / 2,
+ * u = sqrt(2/pi) (x + 0.044715 x^3), each from exp(-2 |u|) <= 1 so that neither cancels nor
+ * overflows (|u| = inf gives 1 and 0; a NaN x gives NaN). */
+CUX_HD void cux_gelu_tanh_halves(float x, float *s, float *sc)
+{
+    float u = CUX_GELU_SQRT_2_OVER_PI * (x + CUX_GELU_C * x * x * x);
+    float e = expf(-2.0f * fabsf(u));
+    float big = 1.0f / (1.0f + e), small = e * big;
+    *s = u >= 0.0f ? big : small;
+    *sc = u >= 0.0f ? small : big;
+}
+
+/* GELU(x): 0.5 x (1 + erf(x / sqrt(2))), or 0.5 x (1 + tanh(u)) = x s with tanh_approx. */
+CUX_HD float cux_gelu(float x, int tanh_approx)
+{
+    if (tanh_approx) {
+        float s, sc;
+        cux_gelu_tanh_halves(x, &s, &sc);
+        return x * s;
+    }
+    return 0.5f * x * erfcf(-x * CUX_GELU_INV_SQRT_2);
+}
+
+/* GELU's derivative: Phi(x) + x phi(x) (erf form), or 0.5 (1 + t) + 0.5 x (1 - t^2)
+ * sqrt(2/pi) (1 + 3 * 0.044715 x^2) = s + 2 x s sc sqrt(2/pi) (1 + 3 * 0.044715 x^2) (tanh form;
+ * the second term is 0 where s sc is, which keeps a huge x from making 0 * inf). */
+CUX_HD float cux_gelu_grad(float x, int tanh_approx)
+{
+    if (tanh_approx) {
+        float s, sc;
+        cux_gelu_tanh_halves(x, &s, &sc);
+        float p = s * sc;
+        if (!(p > 0.0f))
+            return s;
+        return s + 2.0f * x * p * CUX_GELU_SQRT_2_OVER_PI * (1.0f + 3.0f * CUX_GELU_C * x * x);
+    }
+    return 0.5f * erfcf(-x * CUX_GELU_INV_SQRT_2) + x * CUX_GELU_INV_SQRT_2PI * expf(-0.5f * x * x);
+}
+
+/* GELU_BWD: dx = dy * GELU'(x), x the forward's input. */
+CUX_HD float cux_gelu_bwd(float dy, float x, int tanh_approx)
+{
+    return dy * cux_gelu_grad(x, tanh_approx);
+}
+
 /* ---- dropout: the mask stream of docs/ops.md is program.h's xpb_dropout_stream and
  * xpb_dropout_factor, which compile for the device too (XPB_HOST_DEVICE). ---- */
 
@@ -175,6 +233,37 @@ CUX_HD float cux_adam(float param, float grad, float *m, float *v, float b1, flo
     *v = b2 * *v + (1.0f - b2) * g * g;
     float denom = sqrtf(*v) / bc2_sqrt + eps;
     return param - step_size * *m / denom;
+}
+
+/* ---- op set 3: AdamW, and the cross-entropy's backward with label smoothing ---- */
+
+/* ADAMW_UPDATE's decay factor 1 - lr * weight_decay, in double and rounded to fp32 as cpu_ref
+ * (ref_adamw_update) and PyTorch's Python code. */
+CUX_HD float cux_adamw_decay(float lr, float wd)
+{
+    return (float)(1.0 - (double)lr * (double)wd);
+}
+
+/* ADAMW_UPDATE on one element (m, v in place): the parameter decays first (decoupled: the
+ * gradient is not changed), then Adam's step on the gradient; `decay` from cux_adamw_decay,
+ * step_size and bc2_sqrt from cux_adam_coeffs. Returns the new param. */
+CUX_HD float cux_adamw(float param, float grad, float *m, float *v, float b1, float b2, float eps,
+                       float decay, float step_size, float bc2_sqrt)
+{
+    float p = param * decay;
+    *m = b1 * *m + (1.0f - b1) * grad;
+    *v = b2 * *v + (1.0f - b2) * grad * grad;
+    float denom = sqrtf(*v) / bc2_sqrt + eps;
+    return p - step_size * *m / denom;
+}
+
+/* SOFTMAX_XENT_BWD with label smoothing eps (op set 3): dz = f * (prob - target), target =
+ * (1 - eps) onehot + off, off = eps / K, f = scale / N_valid; in double like cpu_ref. With
+ * eps = off = 0 this is cux_xent_bwd's number exactly. */
+CUX_HD float cux_xent_bwd_smooth(double f, float prob, int is_label, double eps, double off)
+{
+    double target = (is_label ? 1.0 - eps : 0.0) + off;
+    return (float)(f * ((double)prob - target));
 }
 
 /* ---- dynamic loss scaling (fp16-mixed; docs/backend-cuda.md) ---- */

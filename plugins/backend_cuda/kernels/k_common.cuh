@@ -136,5 +136,8 @@ cudaError_t cux_launch_norm(const cux_kparams &kp, cudaStream_t s);  // k_norm.c
 cudaError_t cux_launch_pool(const cux_kparams &kp, cudaStream_t s);  // k_pool.cu
 cudaError_t cux_launch_loss(const cux_kparams &kp, cudaStream_t s);  // k_loss.cu
 cudaError_t cux_launch_optim(const cux_kparams &kp, cudaStream_t s); // k_optim.cu
+cudaError_t cux_launch_shape(const cux_kparams &kp, cudaStream_t s); // k_shape.cu (op set 3)
+cudaError_t cux_launch_seq(const cux_kparams &kp, cudaStream_t s);   // k_seq.cu (op set 3)
+cudaError_t cux_launch_lstm(const cux_kparams &kp, cudaStream_t s);  // k_lstm.cu (op set 3)
 
 #endif

@@ -41,8 +41,31 @@ extern "C" cudaError_t cux_launch(const cux_kparams *kp, cudaStream_t stream)
     case CUX_K_L1:
     case CUX_K_L1_BWD:
         return cux_launch_loss(*kp, stream);
+    case CUX_K_PERMUTE:
+    case CUX_K_BCAST_ADD:
+    case CUX_K_BCAST_MUL:
+    case CUX_K_EXPAND:
+    case CUX_K_SUM_TO:
+    case CUX_K_SCALE:
+    case CUX_K_GELU:
+    case CUX_K_GELU_BWD:
+    case CUX_K_EMBED:
+    case CUX_K_EMBED_BWD:
+        return cux_launch_shape(*kp, stream);
+    case CUX_K_SOFTMAX:
+    case CUX_K_SOFTMAX_BWD:
+    case CUX_K_LN_FWD:
+    case CUX_K_LN_BWD:
+    case CUX_K_CLIP_SUMSQ:
+    case CUX_K_CLIP_NORM:
+    case CUX_K_CLIP_APPLY:
+        return cux_launch_seq(*kp, stream);
+    case CUX_K_LSTM_CELL:
+    case CUX_K_LSTM_CELL_BWD:
+        return cux_launch_lstm(*kp, stream);
     case CUX_K_SGD:
     case CUX_K_ADAM:
+    case CUX_K_ADAMW:
     case CUX_K_UNSCALE:
     case CUX_K_PHASE_BEGIN:
     case CUX_K_PHASE_END:

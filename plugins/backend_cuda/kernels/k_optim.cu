@@ -1,5 +1,5 @@
-// Optimizer updates (SGD, Adam) on the fp32 masters, refreshing the parameter's 16-bit shadow
-// in the same pass under a mixed policy; fp16 dynamic loss scaling (unscale-and-check of the
+// Optimizer updates (SGD, Adam, AdamW) on the fp32 masters, refreshing the parameter's 16-bit
+// shadow in the same pass under a mixed policy; fp16 dynamic loss scaling (unscale-and-check of the
 // gradients, skipped updates, the scaler's step); and the per-phase bookkeeping kernels that
 // reset the phase record and advance the dropout counters. Everything a step needs to know
 // (overflow, call counts, Adam's step) lives on the device, so a captured graph replays the
@@ -60,6 +60,35 @@ __global__ void k_adam(cux_tview param, cux_tview grad, cux_tview m, cux_tview v
     }
 }
 
+// ADAMW_UPDATE: the operands of ADAM_UPDATE; the decay 1 - lr * weight_decay multiplies the
+// parameter before Adam's step on the unchanged gradient (torch.optim.AdamW).
+__global__ void k_adamw(cux_tview param, cux_tview grad, cux_tview m, cux_tview v, cux_tview step,
+                        cux_tview shadow, xpb_op_attrs a, uint32_t flags, const cux_phase_rec *rec)
+{
+    if (skipped(flags, rec))
+        return;
+    __shared__ float coef[2];
+    if (threadIdx.x == 0) {
+        double t = static_cast<double>(cux_ld(step, 0)) + 1.0;
+        cux_adam_coeffs(a.lr, a.beta1, a.beta2, t, &coef[0], &coef[1]);
+    }
+    __syncthreads();
+    float decay = cux_adamw_decay(a.lr, a.weight_decay);
+    float *pp = static_cast<float *>(param.p);
+    float *mp = static_cast<float *>(m.p), *vp = static_cast<float *>(v.p);
+    CUX_FOR(i, cux_numel(param))
+    {
+        float g = cux_ld(grad, cux_same(param, grad, i));
+        int64_t j = cux_same(param, m, i), k = cux_same(param, v, i);
+        float p =
+            cux_adamw(pp[i], g, &mp[j], &vp[k], a.beta1, a.beta2, a.eps, decay, coef[0], coef[1]);
+        pp[i] = p;
+        if (shadow.p)
+            cux_st(shadow, cux_same(param, shadow, i), p);
+    }
+}
+
+// ADAM_UPDATE and ADAMW_UPDATE: step += 1, once the update (which used step + 1) is done.
 __global__ void k_adam_step(cux_tview step, uint32_t flags, const cux_phase_rec *rec)
 {
     if (skipped(flags, rec))
@@ -117,6 +146,13 @@ cudaError_t cux_launch_optim(const cux_kparams &kp, cudaStream_t s)
         break;
     case CUX_K_ADAM:
         XPB_LAUNCH(k_adam, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
+        (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_IN + 3], t[CUX_T_IN + 4],
+         t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
+        if (cudaPeekAtLastError() == cudaSuccess)
+            XPB_LAUNCH(k_adam_step, 1, 1, 0, s)(t[CUX_T_IN + 4], kp.flags, kp.rec);
+        break;
+    case CUX_K_ADAMW:
+        XPB_LAUNCH(k_adamw, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
         (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_IN + 3], t[CUX_T_IN + 4],
          t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
         if (cudaPeekAtLastError() == cudaSuccess)

@@ -52,7 +52,28 @@ static inline uint32_t cux_type_size(int type)
     X(ADAM, "Adam update")                                                                         \
     X(UNSCALE, "loss-scale unscale and check")                                                     \
     X(PHASE_BEGIN, "phase begin")                                                                  \
-    X(PHASE_END, "phase end")
+    X(PHASE_END, "phase end")                                                                      \
+    /* op set 3 (k_shape.cu, k_seq.cu, k_lstm.cu; operands in kernels.h, "Op set 3") */            \
+    X(PERMUTE, "permute")                                                                          \
+    X(BCAST_ADD, "broadcast add")                                                                  \
+    X(BCAST_MUL, "broadcast multiply")                                                             \
+    X(EXPAND, "broadcast copy")                                                                    \
+    X(SUM_TO, "sum to shape")                                                                      \
+    X(SCALE, "scale")                                                                              \
+    X(GELU, "GELU")                                                                                \
+    X(GELU_BWD, "GELU backward")                                                                   \
+    X(EMBED, "embedding")                                                                          \
+    X(EMBED_BWD, "embedding backward")                                                             \
+    X(SOFTMAX, "softmax")                                                                          \
+    X(SOFTMAX_BWD, "softmax backward")                                                             \
+    X(LN_FWD, "layer norm")                                                                        \
+    X(LN_BWD, "layer norm backward")                                                               \
+    X(ADAMW, "AdamW update")                                                                       \
+    X(CLIP_SUMSQ, "gradient norm: sum of squares")                                                 \
+    X(CLIP_NORM, "gradient norm")                                                                  \
+    X(CLIP_APPLY, "gradient clipping")                                                             \
+    X(LSTM_CELL, "LSTM cell")                                                                      \
+    X(LSTM_CELL_BWD, "LSTM cell backward")
 
 enum {
     CUX_K_NONE_ = 0,
@@ -104,6 +125,7 @@ typedef struct cux_phase_rec {
 enum {
     CUX_ERR_LABEL = 1,    /* err_a = sample, err_b = label (outside [0, classes)) */
     CUX_ERR_WS_INDEX = 2, /* err_a = element, err_b = index outside the input plane */
+    CUX_ERR_INDEX = 3,    /* EMBEDDING(_BWD): err_a = position, err_b = index outside [0, V) */
 };
 
 #endif

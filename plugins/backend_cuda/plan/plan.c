@@ -59,8 +59,11 @@ static xpb_status tables(cux_plan *plan)
     }
     for (uint32_t i = 0; i < p->n_ops; i++) {
         const xpb_op *op = xpb_program_op(p, i);
-        for (uint32_t k = 0; k < op->n_inputs; k++)
-            plan->n_readers[op->inputs[k]]++;
+        for (uint32_t k = 0; k < op->n_inputs; k++) { /* operands past the inline six too */
+            uint32_t t = xpb_op_input(p, op, k);
+            if (t != XPB_NO_TENSOR)
+                plan->n_readers[t]++;
+        }
         cux_fuse *f = &plan->fuse[i];
         f->into = f->act_op = f->add_op = f->add_other = f->bn_op = f->act_bwd_op = CUX_NONE;
         f->out_tensor = op->n_outputs ? op->outputs[0] : CUX_NONE;

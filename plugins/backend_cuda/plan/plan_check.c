@@ -127,19 +127,52 @@ xpb_status cux_check_all_reduce_storage(cux_plan *plan)
     return XPB_OK;
 }
 
-/* The ops of op set 3 this backend implements (docs/backend-cuda.md, "Op set 3"). */
+/* The ops of op set 3 this backend implements (docs/backend-cuda.md, "Op set 3"): all of them.
+ * An op set 3 op added later is refused by name until it is listed here. */
 static int opset3_op(uint32_t kind)
 {
     switch (kind) {
+    case XPB_OP_MATMUL:
+    case XPB_OP_MATMUL_BWD:
+    case XPB_OP_BATCHED_MATMUL:
+    case XPB_OP_BATCHED_MATMUL_BWD:
+    case XPB_OP_PERMUTE:
+    case XPB_OP_ADD_BROADCAST:
+    case XPB_OP_MUL:
+    case XPB_OP_SUM_TO:
+    case XPB_OP_SCALE:
+    case XPB_OP_SOFTMAX:
+    case XPB_OP_SOFTMAX_BWD:
+    case XPB_OP_LAYER_NORM:
+    case XPB_OP_LAYER_NORM_BWD:
+    case XPB_OP_GELU:
+    case XPB_OP_GELU_BWD:
+    case XPB_OP_EMBEDDING:
+    case XPB_OP_EMBEDDING_BWD:
+    case XPB_OP_LSTM:
+    case XPB_OP_LSTM_BWD:
+    case XPB_OP_ADAMW_UPDATE:
+    case XPB_OP_CLIP_GRAD_NORM:
+        return 1;
     default:
         return 0;
     }
 }
 
-/* The attribute bits of op set 3 whose meaning the kernels here compute. */
+/* The attribute bits of op set 3 whose meaning the kernels here compute: all of them. */
 static int opset3_attr(int bit)
 {
     switch (bit) {
+    case XPB_ATTR_BIT_TRANSPOSE:
+    case XPB_ATTR_BIT_PERM:
+    case XPB_ATTR_BIT_CAUSAL:
+    case XPB_ATTR_BIT_APPROXIMATE:
+    case XPB_ATTR_BIT_INDEX_FLAGS:
+    case XPB_ATTR_BIT_PADDING_IDX:
+    case XPB_ATTR_BIT_IGNORE_INDEX:
+    case XPB_ATTR_BIT_LABEL_SMOOTHING:
+    case XPB_ATTR_BIT_MAX_NORM:
+        return 1;
     default:
         return 0;
     }

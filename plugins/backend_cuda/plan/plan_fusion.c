@@ -33,7 +33,7 @@ static uint32_t sole_reader(const cux_plan *plan, uint32_t tid, uint32_t after)
     for (uint32_t j = after + 1; j < plan->prog->n_ops; j++) {
         const xpb_op *op = cux_op(plan, j);
         for (uint32_t k = 0; k < op->n_inputs; k++)
-            if (op->inputs[k] == tid)
+            if (xpb_op_input(plan->prog, op, k) == tid)
                 return j;
     }
     return CUX_NONE;
@@ -50,7 +50,7 @@ static uint32_t writer_of(const cux_plan *plan, uint32_t tid)
     for (uint32_t j = 0; j < plan->prog->n_ops; j++) {
         const xpb_op *op = cux_op(plan, j);
         for (uint32_t k = 0; k < op->n_outputs; k++)
-            if (op->outputs[k] == tid)
+            if (xpb_op_output(plan->prog, op, k) == tid)
                 return j;
     }
     return CUX_NONE;

@@ -5,6 +5,10 @@
  *       transposed ones as the adjoint modes (forward = backward-data, backward-data = forward,
  *       weights = backward-filter with x and dy swapped); their bias gradient an own reduction
  *   linear layers                              a cuBLASLt matmul (CUX_ENG_MATMUL)
+ *   MATMUL, BATCHED_MATMUL and their backward  cuBLASLt matmuls, strided-batched
+ *       (plan_lower_matmul.c, with CLIP_GRAD_NORM's steps)
+ *   LSTM, LSTM_BWD                             cuBLASLt matmuls and own cell kernels per
+ *       time step (plan_lower_lstm.c)
  *   everything else                            an own kernel (CUX_ENG_KERNEL), which reads and
  *       writes any storage type and layout, so it needs no conversion
  *   ALL_REDUCE (op set 2)                      an NCCL all-reduce (CUX_ENG_COLL) of the tensor's
@@ -28,6 +32,8 @@
 #include "plan/plan_lower.h"
 #include "plan/plan_lower_engines.h"
 #include "plan/plan_lower_kernels.h"
+#include "plan/plan_lower_lstm.h"
+#include "plan/plan_lower_matmul.h"
 #include "plan/plan_step.h"
 #include "plan/plan_tensor.h"
 
@@ -52,6 +58,13 @@ static xpb_status lower_deferred_updates(cux_plan *plan, uint32_t phase)
         if ((st = cux_commit(plan, &s)) != XPB_OK)
             return st;
     }
+    /* gradient clipping reads the unscaled gradients (plan_scaling.c defers it here) */
+    for (uint32_t j = ph->first_op; j < end; j++)
+        if (cux_op(plan, j)->kind == XPB_OP_CLIP_GRAD_NORM && plan->op_scaled[j]) {
+            plan->cur_op = j;
+            if ((st = cux_lower_clip(plan, j)) != XPB_OK)
+                return st;
+        }
     for (uint32_t j = ph->first_op; j < end; j++)
         if (cux_is_update(cux_op(plan, j)->kind) && plan->op_scaled[j]) {
             plan->cur_op = j;
@@ -150,8 +163,21 @@ static xpb_status lower_op(cux_plan *plan, uint32_t i)
         return cux_lower_reshape(plan, i);
     case XPB_OP_ALL_REDUCE:
         return lower_all_reduce(plan, i);
+    case XPB_OP_MATMUL:
+    case XPB_OP_MATMUL_BWD:
+    case XPB_OP_BATCHED_MATMUL:
+    case XPB_OP_BATCHED_MATMUL_BWD:
+        return cux_lower_matmul(plan, i);
+    case XPB_OP_LSTM:
+    case XPB_OP_LSTM_BWD:
+        return cux_lower_lstm(plan, i);
+    case XPB_OP_CLIP_GRAD_NORM:
+        if (plan->op_scaled[i])
+            return XPB_OK; /* after the unscaling (lower_deferred_updates) */
+        return cux_lower_clip(plan, i);
     case XPB_OP_SGD_UPDATE:
     case XPB_OP_ADAM_UPDATE:
+    case XPB_OP_ADAMW_UPDATE:
         if (plan->op_scaled[i])
             return XPB_OK; /* at the end of the phase (lower_deferred_updates) */
         return cux_lower_kernel(plan, i);

@@ -10,8 +10,7 @@
 #include "plan/plan_step.h"
 #include "plan/plan_tensor.h"
 
-/* db = sum of dy over every dimension but 1 (conv and linear backward-weights). */
-static xpb_status bias_grad(cux_plan *plan, uint32_t i, uint32_t dy, uint32_t db)
+xpb_status cux_lower_bias_grad(cux_plan *plan, uint32_t i, uint32_t dy, uint32_t db)
 {
     cux_step s = cux_new_step(plan, i, CUX_ENG_KERNEL, CUX_K_BIAS_GRAD);
     s.n_in = s.n_out = 1;
@@ -19,9 +18,15 @@ static xpb_status bias_grad(cux_plan *plan, uint32_t i, uint32_t dy, uint32_t db
     if ((st = cux_stored(plan, dy, &s.in[0])) != XPB_OK ||
         (st = cux_produce(plan, db, CUX_F32, CUX_PLAIN, &s.out[0])) != XPB_OK)
         return st;
-    const xpb_tensor_desc *d = cux_tensor(plan, dy);
-    int64_t n = d->dims[0], c = d->ndim > 1 ? d->dims[1] : 1;
-    s.scratch = cux_norm_scratch(n, c, xpb_tensor_numel(d) / (n * c));
+    cux_view *v = &s.in[0];
+    if (v->ndim == 3) { /* a linear layer's [B, S, F]: the rows of the matrix [B*S, F] */
+        v->dims[0] *= v->dims[1];
+        v->dims[1] = v->dims[2];
+        v->dims[2] = 1;
+        v->ndim = 2;
+    }
+    int64_t n = v->dims[0], c = v->ndim > 1 ? v->dims[1] : 1;
+    s.scratch = cux_norm_scratch(n, c, (v->dims[2] * v->dims[3]));
     return cux_commit(plan, &s);
 }
 
@@ -116,7 +121,7 @@ xpb_status cux_lower_conv(cux_plan *plan, uint32_t i)
             (st = cux_commit(plan, &s)) != XPB_OK)
             return st;
         if (op->n_outputs > 1 && op->outputs[1] != XPB_NO_TENSOR)
-            return bias_grad(plan, i, op->inputs[0], op->outputs[1]);
+            return cux_lower_bias_grad(plan, i, op->inputs[0], op->outputs[1]);
         return XPB_OK;
     default:
         return cux_fail(plan, XPB_INTERNAL, "lower_conv: op %u is not a convolution", i);
@@ -150,6 +155,6 @@ xpb_status cux_lower_linear(cux_plan *plan, uint32_t i)
         return st;
     if (op->kind == XPB_OP_LINEAR_BWD_WEIGHTS && op->n_outputs > 1 &&
         op->outputs[1] != XPB_NO_TENSOR)
-        return bias_grad(plan, i, op->inputs[0], op->outputs[1]);
+        return cux_lower_bias_grad(plan, i, op->inputs[0], op->outputs[1]);
     return XPB_OK;
 }

@@ -13,4 +13,9 @@ xpb_status cux_lower_conv(cux_plan *plan, uint32_t i);
  * gradient. */
 xpb_status cux_lower_linear(cux_plan *plan, uint32_t i);
 
+/* db = the sum of dy over every dimension but 1 (a convolution's or a linear layer's bias
+ * gradient; a rank-3 dy [B, S, F] of a linear layer is taken as [B*S, F]), one own-kernel step of
+ * op `i`. */
+xpb_status cux_lower_bias_grad(cux_plan *plan, uint32_t i, uint32_t dy, uint32_t db);
+
 #endif

@@ -6,6 +6,8 @@
 #include "plan/plan_lower_kernels.h"
 #include "plan/plan_step.h"
 
+#include "kernels/seq_math.h"
+
 static int kernel_of(uint32_t kind)
 {
     switch (kind) {
@@ -69,6 +71,34 @@ static int kernel_of(uint32_t kind)
         return CUX_K_FILL;
     case XPB_OP_COPY:
         return CUX_K_CONVERT;
+    case XPB_OP_PERMUTE:
+        return CUX_K_PERMUTE;
+    case XPB_OP_ADD_BROADCAST:
+        return CUX_K_BCAST_ADD;
+    case XPB_OP_MUL:
+        return CUX_K_BCAST_MUL;
+    case XPB_OP_SUM_TO:
+        return CUX_K_SUM_TO;
+    case XPB_OP_SCALE:
+        return CUX_K_SCALE;
+    case XPB_OP_SOFTMAX:
+        return CUX_K_SOFTMAX;
+    case XPB_OP_SOFTMAX_BWD:
+        return CUX_K_SOFTMAX_BWD;
+    case XPB_OP_LAYER_NORM:
+        return CUX_K_LN_FWD;
+    case XPB_OP_LAYER_NORM_BWD:
+        return CUX_K_LN_BWD;
+    case XPB_OP_GELU:
+        return CUX_K_GELU;
+    case XPB_OP_GELU_BWD:
+        return CUX_K_GELU_BWD;
+    case XPB_OP_EMBEDDING:
+        return CUX_K_EMBED;
+    case XPB_OP_EMBEDDING_BWD:
+        return CUX_K_EMBED_BWD;
+    case XPB_OP_ADAMW_UPDATE:
+        return CUX_K_ADAMW;
     default:
         return CUX_K_NONE_;
     }
@@ -89,7 +119,15 @@ static uint64_t kernel_scratch(const cux_plan *plan, const xpb_op *op, int kerne
         return cux_norm_scratch(n, c, s);
     }
     case CUX_K_XENT:
-        return (uint64_t)cux_tensor(plan, op->inputs[0])->dims[0] * sizeof(double);
+        return cux_xent_scratch(cux_tensor(plan, op->inputs[0])->dims[0]);
+    case CUX_K_XENT_BWD:
+        return cux_xent_bwd_scratch(XPB_OP_HAS(plan->prog, index_flags) &&
+                                    (op->index_flags & XPB_INDEX_IGNORE));
+    case CUX_K_LN_BWD: {
+        const xpb_tensor_desc *x = cux_tensor(plan, op->inputs[1]);
+        int64_t d = x->dims[x->ndim - 1];
+        return cux_ln_bwd_scratch(xpb_tensor_numel(x) / d, d);
+    }
     case CUX_K_MSE:
     case CUX_K_L1:
         return (uint64_t)cux_sum_blocks(xpb_tensor_numel(cux_tensor(plan, op->inputs[0]))) *
@@ -113,8 +151,11 @@ xpb_status cux_lower_kernel(cux_plan *plan, uint32_t i)
     s.n_in = op->n_inputs;
     s.n_out = op->n_outputs;
     xpb_status st;
-    for (uint32_t k = 0; k < op->n_inputs; k++)
-        if ((st = cux_stored(plan, op->inputs[k], &s.in[k])) != XPB_OK)
+    if (op->n_inputs > CUX_MAX_IN || op->n_outputs > CUX_MAX_OUT)
+        return cux_fail(plan, XPB_INTERNAL, "lower_kernel: op %u has %u inputs and %u outputs", i,
+                        op->n_inputs, op->n_outputs);
+    for (uint32_t k = 0; k < op->n_inputs; k++) /* an absent optional operand: an absent view */
+        if ((st = cux_stored_opt(plan, op->inputs[k], &s.in[k])) != XPB_OK)
             return st;
     if (f->act_bwd_op != CUX_NONE) { /* dy of the activation, masked by its output */
         const xpb_op *rb = cux_op(plan, f->act_bwd_op);

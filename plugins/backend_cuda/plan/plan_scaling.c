@@ -19,6 +19,10 @@
  * programs put a phase's losses, backward ops and updates in that one phase, so a gradient
  * never crosses phases scaled.
  *
+ * Gradient clipping by global norm (CLIP_GRAD_NORM, op set 3) reads the gradients the updates
+ * read: in a scaled phase it runs in that deferred tail too, after the unscaling (as PyTorch's
+ * GradScaler.unscale_ before clip_grad_norm_), or the phase does not scale.
+ *
  * The dynamic scale starts at CUX_SCALE_INITIAL and doubles after CUX_SCALE_INTERVAL clean
  * steps (kernels/elem_math.h, cux_scaler_next); keep_all fixes it at 1 (every tensor is
  * host-visible then, and keeps its defined value). */
@@ -39,11 +43,15 @@ static void mark_forward(const cux_plan *plan, uint32_t first, uint32_t end, uin
         if (cux_is_update(op->kind))
             continue;
         int hit = 0;
-        for (uint32_t k = 0; k < op->n_inputs && !hit; k++)
-            hit = op->inputs[k] != XPB_NO_TENSOR && mark[op->inputs[k]];
-        for (uint32_t k = 0; hit && k < op->n_outputs; k++)
-            if (op->outputs[k] != XPB_NO_TENSOR)
-                mark[op->outputs[k]] = 1;
+        for (uint32_t k = 0; k < op->n_inputs && !hit; k++) {
+            uint32_t t = xpb_op_input(plan->prog, op, k);
+            hit = t != XPB_NO_TENSOR && mark[t];
+        }
+        for (uint32_t k = 0; hit && k < op->n_outputs; k++) {
+            uint32_t t = xpb_op_output(plan->prog, op, k);
+            if (t != XPB_NO_TENSOR)
+                mark[t] = 1;
+        }
     }
 }
 
@@ -55,11 +63,15 @@ static void mark_backward(const cux_plan *plan, uint32_t first, uint32_t end, ui
         if (cux_is_update(op->kind))
             continue;
         int hit = 0;
-        for (uint32_t k = 0; k < op->n_outputs && !hit; k++)
-            hit = op->outputs[k] != XPB_NO_TENSOR && mark[op->outputs[k]];
-        for (uint32_t k = 0; hit && k < op->n_inputs; k++)
-            if (op->inputs[k] != XPB_NO_TENSOR)
-                mark[op->inputs[k]] = 1;
+        for (uint32_t k = 0; k < op->n_outputs && !hit; k++) {
+            uint32_t t = xpb_op_output(plan->prog, op, k);
+            hit = t != XPB_NO_TENSOR && mark[t];
+        }
+        for (uint32_t k = 0; hit && k < op->n_inputs; k++) {
+            uint32_t t = xpb_op_input(plan->prog, op, k);
+            if (t != XPB_NO_TENSOR)
+                mark[t] = 1;
+        }
     }
 }
 
@@ -73,8 +85,26 @@ static int deferrable(const cux_plan *plan, uint32_t j, uint32_t end)
         if (cux_is_update(op->kind))
             continue;
         for (uint32_t k = 0; k < op->n_inputs; k++)
-            for (uint32_t w = 0; w < u->n_inputs; w++)
-                if (w != 1 && op->inputs[k] == u->inputs[w]) /* input 1 is the gradient */
+            for (uint32_t w = 0; w < u->n_inputs; w++) /* input 1 is the gradient */
+                if (w != 1 && xpb_op_input(plan->prog, op, k) == u->inputs[w])
+                    return 0;
+    }
+    return 1;
+}
+
+/* True when CLIP_GRAD_NORM op `j` may run at the end of its phase [.., end), after the
+ * unscaling: no op after it other than an update or another clip reads a gradient it scales. */
+static int clip_deferrable(const cux_plan *plan, uint32_t j, uint32_t end)
+{
+    const xpb_program *p = plan->prog;
+    const xpb_op *c = cux_op(plan, j);
+    for (uint32_t i = j + 1; i < end; i++) {
+        const xpb_op *op = cux_op(plan, i);
+        if (cux_is_update(op->kind) || op->kind == XPB_OP_CLIP_GRAD_NORM)
+            continue;
+        for (uint32_t k = 0; k < op->n_inputs; k++)
+            for (uint32_t w = 0; w < c->n_inputs; w++)
+                if (xpb_op_input(p, op, k) == xpb_op_input(p, c, w))
                     return 0;
     }
     return 1;
@@ -120,6 +150,25 @@ static void decide_phase(cux_plan *plan, uint32_t phase, uint8_t *from, uint8_t 
         if (cux_is_update(cux_op(plan, j)->kind) && to[cux_op(plan, j)->inputs[1]] &&
             !deferrable(plan, j, end))
             return;
+    /* gradient clipping (CLIP_GRAD_NORM) must see unscaled gradients: it joins the deferred tail,
+     * after the unscaling and before the updates, which needs every gradient it clips to be a
+     * dependent update's (so unscaled) and nothing after it but updates and other clips to read
+     * them */
+    for (uint32_t j = first; j < end; j++) {
+        const xpb_op *op = cux_op(plan, j);
+        if (op->kind != XPB_OP_CLIP_GRAD_NORM)
+            continue;
+        int scaled = 0, unscaled = 0;
+        for (uint32_t k = 0; k < op->n_inputs; k++) {
+            uint32_t g = xpb_op_input(p, op, k);
+            scaled |= from[g] != 0;
+            unscaled |= to[g] == 0;
+        }
+        if (!scaled)
+            continue;
+        if (unscaled || !clip_deferrable(plan, j, end))
+            return;
+    }
     /* the scaled region: on a path from a loss gradient to a dependent update's gradient */
     mark_backward(plan, first, end, to);
     for (uint32_t t = 0; t < p->n_tensors; t++)
@@ -132,6 +181,9 @@ static void decide_phase(cux_plan *plan, uint32_t phase, uint8_t *from, uint8_t 
             plan->op_scaled[j] = 1;
         if (cux_is_update(op->kind) && to[op->inputs[1]])
             plan->op_scaled[j] = 1;
+        for (uint32_t k = 0; op->kind == XPB_OP_CLIP_GRAD_NORM && k < op->n_inputs; k++)
+            if (from[xpb_op_input(p, op, k)])
+                plan->op_scaled[j] = 1; /* runs after the unscaling (plan_lower.c) */
     }
     plan->phase_scaled[phase] = 1;
     plan->scaled = 1;

@@ -130,6 +130,25 @@ cux_step cux_convert_step(const cux_plan *plan, uint32_t op, cux_view from, cux_
     return s;
 }
 
+xpb_status cux_temp(cux_plan *plan, int type, uint32_t ndim, const int64_t *dims, cux_view *v)
+{
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < ndim; d++)
+        n *= (uint64_t)dims[d];
+    uint32_t buf;
+    xpb_status st = cux_buf_new(&buf, plan, n * cux_type_size(type), CUX_BUF_TEMP, CUX_NONE, 0);
+    if (st != XPB_OK)
+        return st;
+    *v = cux_no_view();
+    v->buf = buf;
+    v->type = (uint8_t)type;
+    v->layout = CUX_PLAIN;
+    v->ndim = (uint8_t)ndim;
+    for (uint32_t d = 0; d < XPB_MAX_DIMS; d++)
+        v->dims[d] = d < ndim ? dims[d] : 1;
+    return XPB_OK;
+}
+
 /* Forgets converted copies of tensor `tid` (it is being written). */
 void cux_invalidate(cux_plan *plan, uint32_t tid)
 {

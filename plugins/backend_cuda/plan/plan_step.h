@@ -29,6 +29,10 @@ xpb_status cux_want(cux_plan *plan, uint32_t tid, int type, int layout, cux_view
 /* Tensor `tid` as an engine writes it, in `type` and `layout`: the storage when it matches,
  * else a temporary converted into the storage right after the step (cux_commit). */
 xpb_status cux_produce(cux_plan *plan, uint32_t tid, int type, int layout, cux_view *v);
+/* A new temporary buffer of `type` with logical dims dims[0..ndim) (ndim <= XPB_MAX_DIMS), row
+ * major, holding no program tensor's value, and its view: scratch that a lowering passes between
+ * its own steps (its lifetime runs from the first to the last step whose views name it). */
+xpb_status cux_temp(cux_plan *plan, int type, uint32_t ndim, const int64_t *dims, cux_view *v);
 /* Forgets the converted copies of tensor `tid` (it is being written). */
 void cux_invalidate(cux_plan *plan, uint32_t tid);
 

@@ -93,6 +93,24 @@ xpb_status cux_decide_storage(cux_plan *plan)
             s->type = CUX_F32;
         s->layout = t->ndim == 4 ? plan->layout4d : CUX_PLAIN;
     }
+    /* The ops of op set 3 read their operands' last axes (matrices, rows of a softmax or a layer
+     * norm, permuted heads): their 4-D operands stay row-major under every policy, and a
+     * convolution that meets one reads or writes it through a converted copy (plan_step.c). */
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        const xpb_op *op = xpb_program_op(p, i);
+        if (xpb_op_opset(op->kind) < 3)
+            continue;
+        for (uint32_t k = 0; k < op->n_inputs; k++) {
+            uint32_t tid = xpb_op_input(p, op, k);
+            if (tid != XPB_NO_TENSOR)
+                plan->store[tid].layout = CUX_PLAIN;
+        }
+        for (uint32_t k = 0; k < op->n_outputs; k++) {
+            uint32_t tid = xpb_op_output(p, op, k);
+            if (tid != XPB_NO_TENSOR)
+                plan->store[tid].layout = CUX_PLAIN;
+        }
+    }
     return XPB_OK;
 }
 
@@ -119,6 +137,18 @@ static int engine_reads(const cux_plan *plan, uint32_t i, uint32_t k)
     case XPB_OP_CONV_T2D_BWD_DATA:
     case XPB_OP_LINEAR_BWD_DATA:
         return k == 1;
+    case XPB_OP_MATMUL: { /* a, b, and the bias when the output is 16-bit (as LINEAR) */
+        if (k < 2)
+            return 1;
+        return k == 2 && plan->store[op->outputs[0]].type != CUX_F32;
+    }
+    case XPB_OP_BATCHED_MATMUL:
+        return k < 2;
+    case XPB_OP_MATMUL_BWD:
+    case XPB_OP_BATCHED_MATMUL_BWD:
+        return k == 1 || k == 2;
+    case XPB_OP_LSTM: /* w_ih, w_hh: the forward's products run in the policy's type */
+        return k == 1 || k == 2;
     default:
         return 0;
     }
@@ -131,8 +161,10 @@ xpb_status cux_decide_shadows(cux_plan *plan)
         return XPB_OK;
     for (uint32_t i = 0; i < p->n_ops; i++) {
         const xpb_op *op = xpb_program_op(p, i);
-        for (uint32_t k = 0; k < op->n_inputs; k++) {
+        for (uint32_t k = 0; k < op->n_inputs && k < XPB_MAX_OP_INPUTS; k++) {
             uint32_t tid = op->inputs[k];
+            if (tid == XPB_NO_TENSOR)
+                continue;
             const xpb_tensor_desc *t = xpb_program_tensor(p, tid);
             cux_store *s = &plan->store[tid];
             if (s->shadow != CUX_NONE || t->role != XPB_ROLE_PARAM || s->type != CUX_F32 ||

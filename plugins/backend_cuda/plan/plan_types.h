@@ -96,6 +96,24 @@ enum {
  * backward-filter with the roles of x and dy swapped (plan_lower.c). */
 enum { CUX_CONV_FWD = 1, CUX_CONV_BWD_DATA = 2, CUX_CONV_BWD_FILTER = 3 };
 
+/* A matrix product on cuBLASLt as the op-set-3 lowering describes it (plan_lower_matmul.c,
+ * plan_lower_lstm.c; LINEAR steps leave it unused): D = op(A) op(B), or D += op(A) op(B) with
+ * `accumulate`, for `batch` matrices, every operand row-major as the program stores it. A is
+ * the step's in[0], B its in[1], D its out[0]; each operand's matrix i starts at element
+ * off + i * stride of its view (stride 0: one matrix read by every product) and its rows are ld
+ * elements apart. op(A) is [m, k] (A holds [k, m] when ta), op(B) [k, n] (B holds [n, k] when
+ * tb), D [m, n]. A bias (the step's bias view, n elements) is added to every row of D. */
+typedef struct cux_mm_form {
+    uint8_t used;       /* 1: the step is described by this form */
+    uint8_t ta, tb;     /* A holds op(A)^T; B holds op(B)^T */
+    uint8_t accumulate; /* D += op(A) op(B) (beta 1) instead of D = */
+    int64_t m, n, k;
+    int64_t lda, ldb, ldd;
+    int64_t batch;
+    int64_t stride_a, stride_b, stride_d;
+    int64_t off_a, off_b, off_d;
+} cux_mm_form;
+
 #define CUX_MAX_IN XPB_MAX_OP_INPUTS
 #define CUX_MAX_OUT XPB_MAX_OP_OUTPUTS
 
@@ -121,6 +139,8 @@ typedef struct cux_step {
     uint32_t counter;    /* DROPOUT: its counter; PHASE_END: first counter of the phase */
     uint32_t n_counters; /* PHASE_END: counters the phase bumps */
     uint64_t scratch;    /* bytes of the shared workspace an own kernel needs */
+    int64_t index;       /* LSTM_CELL(_BWD): the time step; CLIP_SUMSQ: the gradient's place */
+    cux_mm_form mm;      /* CUX_ENG_MATMUL steps of op set 3 */
 } cux_step;
 
 typedef struct cux_plan {
@@ -213,7 +233,7 @@ static inline int cux_act_of_kind(uint32_t kind)
 
 static inline int cux_is_update(uint32_t kind)
 {
-    return kind == XPB_OP_SGD_UPDATE || kind == XPB_OP_ADAM_UPDATE;
+    return kind == XPB_OP_SGD_UPDATE || kind == XPB_OP_ADAM_UPDATE || kind == XPB_OP_ADAMW_UPDATE;
 }
 
 static inline int cux_is_loss_bwd(uint32_t kind)
