@@ -3,12 +3,12 @@
  * XPB_CUDA_STANDIN_FAULT=<name> (plugins/backend_cuda/kernels/fault.h; the GPU build has no
  * switch). For each fault this test runs
  *     xpubench conformance --backend cuda --quick --no-models --filter <case> --precision <p>
+ * (without --no-models when the filter names a model's cases)
  * through the copy of xpubench beside the stand-in build, once without the fault (it must pass:
  * the filter selects a case that works, so the fault's failure is not vacuous) and once with it
  * (exit 1, and a row of the case named FAIL or ERROR). --allow-unsupported is given to both
- * runs, because a filter such as ADD also selects the op set 3 case ADD_BROADCAST, which the
- * cuda backend refuses by name; a refusal never counts as the fault's failure. Each run takes
- * about a second on the stand-in. Every run's output is printed when it fails. */
+ * runs so that a refusal never counts as the fault's failure. Each run takes about a second on
+ * the stand-in. Every run's output is printed when it fails. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,6 +48,13 @@ static const struct fault faults[] = {
      "SGD_UPDATE "},
     {"loss_scaling_every_update (Adam)", "loss_scaling_every_update", "ADAM_UPDATE", "fp16",
      "ADAM_UPDATE "},
+    /* (8) op set 3: a batched product whose every matrix product reads A's first matrix */
+    {"mm_batch_stride", "mm_batch_stride", "BATCHED_MATMUL", "fp32", "BATCHED_MATMUL"},
+    /* (9) the LSTM without its recurrence: h_{t-1} never reaches step t > 0 */
+    {"lstm_no_recurrence", "lstm_no_recurrence", "LSTM", "fp32", "LSTM"},
+    /* (10) fp16-mixed: gradient clipping of the still scaled gradients, in program order; the
+     * model case "as run" scales its loss (the op cases' gradients are the host's and do not) */
+    {"clip_before_unscale", "clip_before_unscale", "model lstm", "fp16", "model lstm gradients"},
 };
 
 static int setup(void **state)
@@ -87,9 +94,10 @@ static int run(const struct fault *f, int on, char **out, char **err)
         setenv("XPB_CUDA_STANDIN_FAULT", f->name, 1);
     else
         unsetenv("XPB_CUDA_STANDIN_FAULT");
-    int rc = xpb(out, err, "conformance", "--backend", "cuda", "--quick", "--no-models",
-                 "--allow-unsupported", "--filter", f->filter, "--precision", f->precision,
-                 (char *)NULL);
+    /* a filter that names a model ("model lstm") selects model cases: they must run */
+    const char *models = strncmp(f->filter, "model ", 6) == 0 ? NULL : "--no-models";
+    int rc = xpb(out, err, "conformance", "--backend", "cuda", "--quick", "--allow-unsupported",
+                 "--filter", f->filter, "--precision", f->precision, models, (char *)NULL);
     unsetenv("XPB_CUDA_STANDIN_FAULT");
     return rc;
 }

@@ -188,8 +188,13 @@ static xpb_status describe_form(xpb_executable *exe, const cux_step *s, cublasLt
                                           f->ldd),
                "matmul layout D");
     xpb_status st;
+    int64_t stride_a = f->stride_a;
+#if defined(XPB_CUDA_STANDIN)
+    if (cux_fault("mm_batch_stride")) /* every product reads A's first matrix */
+        stride_a = 0;
+#endif
     if (f->batch > 1 && ((st = batch_layout(exe, o, m->a, f->batch, f->stride_b)) != XPB_OK ||
-                         (st = batch_layout(exe, o, m->b, f->batch, f->stride_a)) != XPB_OK ||
+                         (st = batch_layout(exe, o, m->b, f->batch, stride_a)) != XPB_OK ||
                          (st = batch_layout(exe, o, m->d, f->batch, f->stride_d)) != XPB_OK))
         return st;
     m->pa = element(exe, B, f->off_b);

@@ -24,6 +24,7 @@
  * product reads. The backward is all fp32: the gate gradients dG [T, B, 4H] and the carries
  * of dh and dc ([B, H] each) are fp32 temporaries, the weights their fp32 masters, and x, y,
  * h0 fp32 (converted copies under a mixed policy). */
+#include "kernels/fault.h"
 #include "plan/plan_error.h"
 #include "plan/plan_lower_lstm.h"
 #include "plan/plan_step.h"
@@ -134,7 +135,11 @@ static xpb_status lower_forward(cux_plan *plan, uint32_t i, const xpb_op *op)
     if ((st = product(plan, i, xv, wihv, wsv, &f)) != XPB_OK)
         return st;
     for (int64_t t = 0; t < d.t; t++) {
-        if (t > 0 || h0 != XPB_NO_TENSOR) { /* ws[t][:, 0:4H] += h_{t-1} w_hh^T */
+        int skip = 0;
+#if defined(XPB_CUDA_STANDIN)
+        skip = t > 0 && cux_fault("lstm_no_recurrence"); /* h_{t-1} never reaches step t */
+#endif
+        if (!skip && (t > 0 || h0 != XPB_NO_TENSOR)) { /* ws[t][:, 0:4H] += h_{t-1} w_hh^T */
             cux_view hv = t == 0 ? h0v : direct ? yv : hcopy;
             f = form(d.b, h4, d.h, 0, 1, d.h, d.h, h5);
             f.accumulate = 1;

@@ -181,7 +181,12 @@ static void decide_phase(cux_plan *plan, uint32_t phase, uint8_t *from, uint8_t 
             plan->op_scaled[j] = 1;
         if (cux_is_update(op->kind) && to[op->inputs[1]])
             plan->op_scaled[j] = 1;
-        for (uint32_t k = 0; op->kind == XPB_OP_CLIP_GRAD_NORM && k < op->n_inputs; k++)
+        int in_order = 0;
+#if defined(XPB_CUDA_STANDIN)
+        in_order = cux_fault("clip_before_unscale"); /* clipping the scaled gradients */
+#endif
+        for (uint32_t k = 0; op->kind == XPB_OP_CLIP_GRAD_NORM && !in_order && k < op->n_inputs;
+             k++)
             if (from[xpb_op_input(p, op, k)])
                 plan->op_scaled[j] = 1; /* runs after the unscaling (plan_lower.c) */
     }
