@@ -18,8 +18,17 @@ thread count, then prints the throughput ratios and checks the targets:
   overhead          host time outside the backend < 1% of the step for every run
   fusion            inference latency with fusion on vs off (reported)
 
-The sequence models (lstm-ptb-medium-train, transformer-base-train, gpt2-small-train) are
-training rows like the others. --param NAME=VALUE sets a model parameter on both sides and
+The sources' other workloads (issue 24) are rows like the others: AlexNet (training, and
+inference at batch 1 and 128), the LSTMs (ptb-medium, ptb-large), the Transformer base and GPT-2
+small (training; GPT-2 also the latency of one 512-token prompt), with their own targets:
+
+  issue 24          fp32 training of each >= 1.2x PyTorch; bf16 (native) >= 1.2x autocast;
+                    batch-1 latency of AlexNet and the GPT-2 prompt <= 0.5x PyTorch's; each
+                    training run's peak process memory <= PyTorch's (xpubench's
+                    host_peak_rss_bytes against the PyTorch process's getrusage maximum)
+
+Every training row also gives its GFLOP/s as a share of the machine's peak that the run measured
+(dnnl_sgemm, or the bf16 matmul peak for bf16). --param NAME=VALUE sets a model parameter on both sides and
 --batch the batch (for reduced sizes; use them with --only, as the parameters differ between
 models); --rounds N runs each training row N times, xpubench and PyTorch alternately, and
 reports the median of each side.
@@ -48,14 +57,21 @@ TRAIN = [("conv6-train", "conv6", "cifar", 64), ("vgg16-cifar-train", "vgg16", "
          ("resnet18-imagenet-train", "resnet18", "imagenet", 16),
          ("cyclegan-small-train", "cyclegan", "small", 1),
          ("cyclegan-full-train", "cyclegan", "full", 1),
+         ("alexnet-train", "alexnet", "imagenet", 64),
          ("lstm-ptb-medium-train", "lstm", "ptb-medium", 20),
+         ("lstm-ptb-large-train", "lstm", "ptb-large", 20),
          ("transformer-base-train", "transformer", "base", 16),
          ("gpt2-small-train", "transformer", "gpt2-small", 4)]
+# the rows of issue 24's targets
+SOURCES = ("alexnet-train", "lstm-ptb-medium-train", "lstm-ptb-large-train",
+           "transformer-base-train", "gpt2-small-train")
 # model parameters the standard scenarios set (configs/<run>.yaml), given to PyTorch too
 SCENARIO_PARAMS = {"gpt2-small-train": {"seq_len": "512"}}
 CLASSIFIERS = [("conv6", "conv6", "cifar"), ("vgg16-cifar", "vgg16", "cifar"),
                ("vgg16-imagenet", "vgg16", "imagenet"), ("resnet18-cifar", "resnet18", "cifar"),
-               ("resnet18-imagenet", "resnet18", "imagenet")]
+               ("resnet18-imagenet", "resnet18", "imagenet"), ("alexnet", "alexnet", "imagenet")]
+# sequence models' inference rows: id, model, variant, batch, parameters (configs/<id>.yaml)
+SEQ_INFER = [("gpt2-small-infer-b1", "transformer", "gpt2-small", 1, {"seq_len": "512"})]
 
 
 def sgemm_gflops(threads, n=2048, reps=10):
@@ -114,6 +130,7 @@ def run_xpubench(exe, config, sets, quick, env=None):
                 "peak_flops": run["device"].get("peak_flops", {}),
                 "flops_per_sample": run["model"].get("flops_per_sample_forward"),
                 "others": m.get("interference", {}).get("other_cpu_share"),
+                "rss_mb": m["memory"]["host_peak_rss_bytes"] / 2**20,
                 "p95_ms": 1e3 * m["step_time_s"]["p95"]}
 
 
@@ -134,6 +151,14 @@ def run_torch(model, variant, mode, batch, bf16, threads, quick, lr=None, params
     if p.returncode != 0:
         return {"error": p.stderr.strip()[-300:]}
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def peak_share(x, prec):
+    """The run's GFLOP/s over the peak it measured for its precision (None when unknown)."""
+    peak = (x.get("peak_flops") or {}).get("bf16-mixed" if prec == "bf16" else "fp32")
+    if not peak or "gflops" not in x:
+        return None
+    return x["gflops"] * 1e9 / peak
 
 
 def median_run(runs):
@@ -187,7 +212,7 @@ def main():
     print(f"dnnl_sgemm 2048^3, {a.threads} threads: {fmt(results['sgemm_gflops'], '.1f')} GFLOP/s\n")
 
     print(f"{'training run':26} {'prec':5} {'xpubench/s':>11} {'torch/s':>9} {'ratio':>6} "
-          f"{'GFLOP/s':>8} {'overhead':>9}")
+          f"{'GFLOP/s':>8} {'of peak':>7} {'overhead':>9} {'RSS MiB':>15}")
     for rid, model, variant, batch in TRAIN:
         if not sel(rid):
             continue
@@ -208,12 +233,15 @@ def main():
             results["train"].append({"id": rid, "precision": prec, "batch": batch,
                                      "params": params, "xpubench": x, "torch": t,
                                      "ratio": ratio, "rounds": {"xpubench": xs, "torch": ts}})
+            results["train"][-1]["peak_share"] = share = peak_share(x, prec)
             err = x.get("error") or t.get("error")
             emulated = "  (bf16 emulated)" if x.get("precision_kind") == "emulated" else ""
+            rss = f"{fmt(x.get('rss_mb'), '.0f')}/{fmt(t.get('max_rss_mb'), '.0f')}"
             print(f"{rid:26} {prec:5} {fmt(x.get('samples_per_s')):>11} "
                   f"{fmt(t.get('samples_per_s')):>9} {fmt(ratio):>6} {fmt(x.get('gflops'), '.1f'):>8} "
+                  f"{fmt(100 * share, '.0f') + '%' if share is not None else '-':>7} "
                   f"{fmt(100 * x['overhead'], '.3f') + '%' if x.get('overhead') is not None else '-':>9}"
-                  + emulated + (f"  ERROR {err}" if err else ""), flush=True)
+                  f" {rss:>15}" + emulated + (f"  ERROR {err}" if err else ""), flush=True)
             if a.rounds > 1:
                 each = lambda rs: " ".join(fmt(r.get("samples_per_s")) for r in rs)
                 print(f"{'':26} rounds: xpubench {each(xs)}; torch {each(ts)}", flush=True)
@@ -247,6 +275,22 @@ def main():
                     print(f"{name:20} {batch:>5} {'on' if fusion else 'off':6} {prec:5} "
                           f"{fmt(xv):>10} {fmt(tv):>10} {fmt(ratio):>6}" + emulated
                           + (f"  ERROR {err}" if err else ""), flush=True)
+
+    for rid, model, variant, batch, params in SEQ_INFER:
+        if not sel(rid):
+            continue
+        for prec in ("fp32", "bf16"):
+            t = {} if a.skip_torch else run_torch(model, variant, "inference", batch,
+                                                  prec == "bf16", a.threads, a.quick,
+                                                  params=params)
+            x = run_xpubench(a.xpubench, rid, dict(base, precision=prec), a.quick)
+            ratio = t.get("p50_ms", float("nan")) / x.get("p50_ms", float("nan"))
+            results["inference"].append({"id": rid, "precision": prec, "fusion": True,
+                                         "xpubench": x, "torch": t, "ratio": ratio})
+            err = x.get("error") or t.get("error")
+            print(f"{rid[:20]:20} {batch:>5} {'on':6} {prec:5} {fmt(x.get('p50_ms')):>10} "
+                  f"{fmt(t.get('p50_ms')):>10} {fmt(ratio):>6}" + (f"  ERROR {err}" if err else ""),
+                  flush=True)
 
     # ---- targets ----
     print("\ntargets")
@@ -289,6 +333,24 @@ def main():
         if on and off and "p50_ms" in on[0]["xpubench"] and "p50_ms" in off[0]["xpubench"]:
             gain = 1 - on[0]["xpubench"]["p50_ms"] / off[0]["xpubench"]["p50_ms"]
             checks.append((f"fusion: {name} b1 latency reduction (info)", gain, None))
+    # issue 24: the sources' other workloads
+    for r in results["train"]:
+        if r["id"] not in SOURCES or a.skip_torch:
+            continue
+        if r["precision"] == "fp32":
+            checks.append((f"{r['id']} fp32 >= 1.2x PyTorch", r["ratio"], r["ratio"] >= 1.2))
+        elif r["xpubench"].get("precision_kind") == "native":
+            checks.append((f"{r['id']} bf16 >= 1.2x autocast", r["ratio"], r["ratio"] >= 1.2))
+        xm, tm = r["xpubench"].get("rss_mb"), r["torch"].get("max_rss_mb")
+        if r["precision"] == "fp32" and xm and tm:
+            checks.append((f"{r['id']} peak memory <= PyTorch's (ratio)", xm / tm, xm <= tm))
+    for r in results["inference"]:
+        if (r["id"] in ("alexnet-infer-b1", "gpt2-small-infer-b1") and r["fusion"]
+                and not a.skip_torch
+                and (r["precision"] == "fp32" or r["xpubench"].get("precision_kind") == "native")):
+            lat = 1 / r["ratio"] if r["ratio"] else float("nan")  # xpubench p50 / torch p50
+            checks.append((f"{r['id']} {r['precision']} latency <= 0.5x PyTorch's", lat,
+                           lat <= 0.5))
     for name, value, ok in checks:
         status = "info" if ok is None else ("PASS" if ok else "MISS")
         print(f"  {name:52} {fmt(value, '.3f'):>8}  {status}")

@@ -5,7 +5,9 @@
                  [--param NAME=INT ...]
 
 MODE is train (samples/s of full training steps: forward, loss, backward, optimizer) or
-inference (eval mode, no autograd; step-time percentiles). --bf16 wraps forward and loss in
+inference (eval mode, no autograd; step-time percentiles; for a sequence model the forward of
+one batch of sequences, GPT-2's prompt). The JSON line also gives the process's peak resident
+set (`max_rss_mb`, getrusage), to compare with xpubench's `host_peak_rss_bytes`. --bf16 wraps forward and loss in
 torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's mixed precision on CPU. The training
 recipe is xpubench's: softmax cross-entropy and SGD (lr 0.01, momentum 0.9) for classifiers,
 CycleGAN's two Adam phases (lr 2e-4, betas 0.5/0.999) with LSGAN, cycle (10) and identity (5)
@@ -19,6 +21,7 @@ GPT-2 with AdamW (0.9, 0.95, 1e-8, weight decay 0.1) at 6e-4 and clipping at 1; 
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -105,6 +108,15 @@ def seq_setup(a):
                                 betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
         clip = 1.0
 
+    if a.mode == "inference":
+        model.eval()
+
+        def forward():
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16,
+                                                        enabled=a.bf16):
+                model(*inputs)
+        return forward
+
     def step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
@@ -148,8 +160,6 @@ def main():
     torch.set_num_threads(a.threads)  # Debian's torch defaults to 1 thread here
     torch.manual_seed(0)
     if a.model in ("lstm", "transformer"):
-        if a.mode != "train":
-            sys.exit("torch_bench.py: sequence models are measured in training only")
         step = seq_setup(a)
         model = shape = classes = x = None
     else:
@@ -193,7 +203,8 @@ def main():
         "threads": torch.get_num_threads(), "steps": len(times),
         "samples_per_s": a.batch * len(times) / sum(times),
         "p50_ms": 1e3 * statistics.median(times), "p95_ms": 1e3 * pct(0.95),
-        "blas": os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")}))
+        "blas": os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"),
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}))
 
 
 if __name__ == "__main__":

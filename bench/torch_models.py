@@ -1,4 +1,4 @@
-"""The four xpubench models in plain PyTorch, the way a user would write them (standard
+"""The four xpubench models and AlexNet in plain PyTorch, the way a user would write them (standard
 modules, torchvision where it has the model), for the speed comparison in compare.py.
 
 Architectures follow docs/workloads.md and docs/models.md exactly: same layers, same
@@ -107,4 +107,6 @@ def build(model, variant):
     if model == "cyclegan":
         size = 128 if variant == "small" else 256
         return CycleGAN(variant), (3, size, size), None
+    if model == "alexnet":  # torchvision's, dropout 0.5 as xpubench's default
+        return torchvision.models.alexnet(num_classes=1000), (3, 224, 224), 1000
     raise ValueError(model)
