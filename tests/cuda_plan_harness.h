@@ -119,6 +119,43 @@ __attribute__((unused)) static int has_step_for(const cux_plan *plan, uint32_t o
 
 /* ---- the invariants every plan keeps ---- */
 
+/* Every matrix-product step's form chains: op(A) [m,k] times op(B) [k,n] into D [m,n], each
+ * operand's last matrix inside its buffer. */
+__attribute__((unused)) static void check_forms(const cux_plan *plan, const char *what)
+{
+    for (uint32_t g = 0; g < plan->n_steps; g++) {
+        const cux_step *s = &plan->steps[g];
+        if (s->engine != CUX_ENG_MATMUL)
+            continue;
+        const cux_mm_form *f = &s->mm;
+        struct {
+            const cux_view *v;
+            int64_t rows, cols, ld, off, stride;
+        } ops[3] = {
+            {&s->in[0], f->ta ? f->k : f->m, f->ta ? f->m : f->k, f->lda, f->off_a, f->stride_a},
+            {&s->in[1], f->tb ? f->n : f->k, f->tb ? f->k : f->n, f->ldb, f->off_b, f->stride_b},
+            {&s->out[0], f->m, f->n, f->ldd, f->off_d, f->stride_d},
+        };
+        assert_true(f->batch >= 1 && f->m >= 1 && f->n >= 1 && f->k >= 1);
+        for (int k = 0; k < 3; k++) {
+            int64_t numel = 1;
+            for (uint32_t d = 0; d < ops[k].v->ndim; d++)
+                numel *= ops[k].v->dims[d];
+            int64_t last = ops[k].off + (f->batch - 1) * ops[k].stride +
+                           (ops[k].rows - 1) * ops[k].ld + ops[k].cols;
+            if (ops[k].ld < ops[k].cols || last > numel)
+                fail_msg("%s: step %u operand %d: rows %lld x cols %lld, ld %lld, off %lld, "
+                         "batch %lld x stride %lld end at %lld past %lld elements",
+                         what, g, k, (long long)ops[k].rows, (long long)ops[k].cols,
+                         (long long)ops[k].ld, (long long)ops[k].off, (long long)f->batch,
+                         (long long)ops[k].stride, (long long)last, (long long)numel);
+        }
+        if (f->batch > 1 && f->stride_d == 0)
+            fail_msg("%s: step %u writes %lld products into one matrix", what, g,
+                     (long long)f->batch);
+    }
+}
+
 __attribute__((unused)) static void check_plan(const cux_plan *plan, const char *what)
 {
     const xpb_program *p = plan->prog;
@@ -177,6 +214,7 @@ __attribute__((unused)) static void check_plan(const cux_plan *plan, const char 
                 assert_int_equal(s->bias.type, s->out[0].type);
         }
     }
+    check_forms(plan, what);
     /* memory: a buffer that does not live throughout is written by the first step using it;
      * live buffers never share bytes; the arena ends at the highest buffer */
     uint64_t end = 0;

@@ -1,14 +1,11 @@
-/* Linear layers on cuBLASLt. The program's matrices are row-major; cuBLASLt's are column-major,
- * and a row-major M is the column-major M^T, so each op is written for the transposes:
- *
- *   LINEAR              y[N,O] = x[N,I] w[O,I]^T   ->  y^T[O,N] = op(w)[O,I] x^T[I,N],  op = T
- *   LINEAR_BWD_DATA     dx[N,I] = dy[N,O] w[O,I]   ->  dx^T[I,N] = w^T[I,O] dy^T[O,N]
- *   LINEAR_BWD_WEIGHTS  dw[O,I] = dy^T x            ->  dw^T[I,O] = x^T[I,N] op(dy^T)[N,O], op = T
- *
- * (m, n, k) = (O, N, I), (I, N, O), (I, O, N). Inputs are read in the policy's type, the output
- * is written in its storage type (fp32 outputs from 16-bit inputs are one of cuBLASLt's
- * documented type combinations), accumulation is fp32, and TF32 is used only under the tf32
- * policy (CUBLAS_COMPUTE_32F_FAST_TF32). LINEAR's bias and a ReLU are cuBLASLt epilogues
+/* Matrix products on cuBLASLt: linear layers, the products of op set 3 and the LSTM's, each a
+ * step described by a cux_mm_form (plan_types.h), D = op(A) op(B) with every operand row-major
+ * as the program stores it. cuBLASLt's matrices are column-major, and a row-major M is the
+ * column-major M^T, so a step runs as D^T = op(B)^T op(A)^T: cuBLASLt's A is the program's B and
+ * its B the program's A. Inputs are read in the policy's type (or fp32 throughout: the LSTM's
+ * backward), the output is written in its storage type (fp32 outputs from 16-bit inputs are one
+ * of cuBLASLt's documented type combinations), accumulation is fp32, and TF32 is used only under
+ * the tf32 policy (CUBLAS_COMPUTE_32F_FAST_TF32). A bias and a ReLU are cuBLASLt epilogues
  * (BIAS, RELU, RELU_BIAS); LeakyReLU and tanh, which cuBLASLt has not, run as the own epilogue
  * kernel after the matmul. Under the 16-bit policies the heuristics may only propose split-K
  * reductions in the compute type (fp32), never in the 16-bit output type (plan/engines.c). The
@@ -50,8 +47,8 @@ static cudaDataType_t cuda_type(int type)
 typedef struct mm_key {
     int32_t kind, epilogue, precision, ta, tb, td;
     int64_t m, n, k;
-    /* op-set-3 forms (zero for linear layers): transposes, leading dims, batch */
-    int32_t form, trans_a, trans_b, accumulate;
+    /* the form's transposes, leading dims, batch */
+    int32_t trans_a, trans_b, accumulate;
     int64_t lda, ldb, ldd, batch, stride_a, stride_b, stride_d;
 } mm_key;
 
@@ -66,21 +63,6 @@ static float alpha_one = 1.0f, beta_zero = 0.0f, beta_one = 1.0f;
 static const float *beta_of(const cux_mm_run *m)
 {
     return m->accumulate ? &beta_one : &beta_zero;
-}
-
-/* The rows of a row-major matrix whose columns are the last dim of view v (a rank-3 linear
- * input [B, S, F] is the matrix [B*S, F]), and that last dim. */
-static int64_t last_dim(const cux_view *v)
-{
-    return v->dims[v->ndim ? v->ndim - 1 : 0];
-}
-
-static int64_t matrix_rows(const cux_view *v)
-{
-    int64_t r = 1;
-    for (uint32_t d = 0; d + 1 < v->ndim; d++)
-        r *= v->dims[d];
-    return r;
 }
 
 /* One run of a candidate algorithm (tuning.h's cux_candidate_run), on the tuning scratch. */
@@ -138,12 +120,13 @@ static char *element(xpb_executable *exe, const cux_view *v, int64_t off)
     return (char *)cux_ptr(exe, v->buf) + (size_t)off * cux_type_size(v->type);
 }
 
-/* An op-set-3 product (cux_mm_form, plan_types.h). The row-major D[m,n] = op(A) op(B) is the
+/* Creates the descriptor and layouts of step `s` (its cux_mm_form, plan_types.h) with `epilogue`
+ * (and the bias pointer). The row-major D[m,n] = op(A) op(B) is the
  * column-major D^T[n,m] = op(B)^T op(A)^T, so cuBLASLt's A is the program's B and its B the
  * program's A; a row-major matrix stored [r,c] is the column-major [c,r] with the same leading
  * dimension. */
-static xpb_status describe_form(xpb_executable *exe, const cux_step *s, cublasLtEpilogue_t epilogue,
-                                cux_mm_run *m, mm_key *key)
+static xpb_status describe(xpb_executable *exe, const cux_step *s, cublasLtEpilogue_t epilogue,
+                           cux_mm_run *m, mm_key *key)
 {
     const cux_mm_form *f = &s->mm;
     const cux_view *A = &s->in[0], *B = &s->in[1], *D = &s->out[0];
@@ -211,7 +194,6 @@ static xpb_status describe_form(xpb_executable *exe, const cux_step *s, cublasLt
     key->m = f->n;
     key->n = f->m;
     key->k = f->k;
-    key->form = 1;
     key->trans_a = f->tb;
     key->trans_b = f->ta;
     key->accumulate = f->accumulate;
@@ -222,87 +204,6 @@ static xpb_status describe_form(xpb_executable *exe, const cux_step *s, cublasLt
     key->stride_a = f->stride_b;
     key->stride_b = f->stride_a;
     key->stride_d = f->stride_d;
-    return XPB_OK;
-}
-
-/* Creates the descriptor and layouts of step `s` with `epilogue` (and the bias pointer). */
-static xpb_status describe(xpb_executable *exe, const cux_step *s, cublasLtEpilogue_t epilogue,
-                           cux_mm_run *m, mm_key *key)
-{
-    if (s->mm.used)
-        return describe_form(exe, s, epilogue, m, key);
-    const xpb_op *op = xpb_program_op(exe->prog, s->op);
-    /* x, w are the op's inputs 0 and 1: (x, w), (dy, w) or (dy, x) */
-    const cux_view *x = &s->in[0], *w = &s->in[1], *y = &s->out[0];
-    int64_t rows = matrix_rows(x); /* N for LINEAR/_BWD_DATA (x or dy) and _BWD_WEIGHTS (dy) */
-    int64_t M, N, K, lda, ldb;
-    cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
-    const cux_view *A, *B;
-    int64_t a_rows, a_cols, b_rows, b_cols;
-    switch (op->kind) {
-    case XPB_OP_LINEAR: /* x[N,I], w[O,I] */
-        M = w->dims[0], N = rows, K = last_dim(x);
-        A = w, ta = CUBLAS_OP_T, a_rows = K, a_cols = M, lda = K;
-        B = x, b_rows = K, b_cols = N, ldb = K;
-        break;
-    case XPB_OP_LINEAR_BWD_DATA: /* dy[N,O], w[O,I] */
-        M = w->dims[1], N = rows, K = w->dims[0];
-        A = w, a_rows = M, a_cols = K, lda = M;
-        B = x, b_rows = K, b_cols = N, ldb = K;
-        break;
-    default: /* LINEAR_BWD_WEIGHTS: dy[N,O] (in 0), x[N,I] (in 1) -> dw[O,I] */
-        M = last_dim(w), N = last_dim(x), K = rows;
-        A = w, a_rows = M, a_cols = K, lda = M;
-        B = x, tb = CUBLAS_OP_T, b_rows = N, b_cols = K, ldb = N;
-        break;
-    }
-    cublasComputeType_t compute = exe->plan->opt.precision == XPB_PRECISION_TF32
-                                      ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                      : CUBLAS_COMPUTE_32F;
-    uint32_t o = s->op;
-    CUX_CUBLAS(exe, o, cublasLtMatmulDescCreate(&m->desc, compute, CUDA_R_32F),
-               "matmul descriptor");
-    CUX_CUBLAS(exe, o,
-               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
-               "matmul transa");
-    CUX_CUBLAS(exe, o,
-               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
-               "matmul transb");
-    CUX_CUBLAS(exe, o,
-               cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                              sizeof epilogue),
-               "matmul epilogue");
-    if (epilogue == CUBLASLT_EPILOGUE_BIAS || epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) {
-        const void *bias = cux_ptr(exe, s->bias.buf);
-        CUX_CUBLAS(exe, o,
-                   cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                  sizeof bias),
-                   "matmul bias");
-    }
-    CUX_CUBLAS(exe, o,
-               cublasLtMatrixLayoutCreate(&m->a, cuda_type(A->type), (uint64_t)a_rows,
-                                          (uint64_t)a_cols, lda),
-               "matmul layout A");
-    CUX_CUBLAS(exe, o,
-               cublasLtMatrixLayoutCreate(&m->b, cuda_type(B->type), (uint64_t)b_rows,
-                                          (uint64_t)b_cols, ldb),
-               "matmul layout B");
-    CUX_CUBLAS(exe, o,
-               cublasLtMatrixLayoutCreate(&m->d, cuda_type(y->type), (uint64_t)M, (uint64_t)N, M),
-               "matmul layout D");
-    m->pa = cux_ptr(exe, A->buf);
-    m->pb = cux_ptr(exe, B->buf);
-    m->pd = cux_ptr(exe, y->buf);
-    memset(key, 0, sizeof *key);
-    key->kind = (int32_t)op->kind;
-    key->epilogue = (int32_t)epilogue;
-    key->precision = (int32_t)exe->plan->opt.precision;
-    key->ta = A->type;
-    key->tb = B->type;
-    key->td = y->type;
-    key->m = M;
-    key->n = N;
-    key->k = K;
     return XPB_OK;
 }
 

@@ -5,6 +5,8 @@
  * the folded weights); linear layers as cuBLASLt matmuls (CUX_ENG_MATMUL); and the bias
  * gradients of both, an own reduction. cuDNN reads its operands in the policy's type and the
  * 4-D layout; cuBLASLt in the policy's type, row-major, and writes fp32 or the policy's type. */
+#include <string.h>
+
 #include "plan/plan_error.h"
 #include "plan/plan_lower_engines.h"
 #include "plan/plan_step.h"
@@ -130,6 +132,49 @@ xpb_status cux_lower_conv(cux_plan *plan, uint32_t i)
 
 /* ---- linear layers: cuBLASLt reads A-typed row-major operands and writes fp32 or A ---- */
 
+/* The rows of the row-major matrix a view holds (every dim but the last: a rank-3 linear input
+ * [B, S, F] is the matrix [B*S, F]) and its columns (the last dim). */
+static int64_t matrix_rows(const cux_view *v)
+{
+    int64_t r = 1;
+    for (uint32_t d = 0; d + 1 < v->ndim; d++)
+        r *= v->dims[d];
+    return r;
+}
+
+static int64_t matrix_cols(const cux_view *v)
+{
+    return v->dims[v->ndim ? v->ndim - 1 : 0];
+}
+
+/* The product of a linear-layer op over its operands p = in[0], q = in[1]:
+ *   LINEAR              y[N,O]  = x[N,I] w[O,I]^T     (p = x, q = w)
+ *   LINEAR_BWD_DATA     dx[N,I] = dy[N,O] w[O,I]      (p = dy, q = w)
+ *   LINEAR_BWD_WEIGHTS  dw[O,I] = dy[N,O]^T x[N,I]    (p = dy, q = x) */
+static cux_mm_form linear_form(uint32_t kind, const cux_view *p, const cux_view *q)
+{
+    cux_mm_form f;
+    memset(&f, 0, sizeof f);
+    f.batch = 1;
+    f.lda = matrix_cols(p);
+    f.ldb = matrix_cols(q);
+    switch (kind) {
+    case XPB_OP_LINEAR:
+        f.tb = 1;
+        f.m = matrix_rows(p), f.k = matrix_cols(p), f.n = q->dims[0];
+        break;
+    case XPB_OP_LINEAR_BWD_DATA:
+        f.m = matrix_rows(p), f.k = matrix_cols(p), f.n = matrix_cols(q);
+        break;
+    default: /* LINEAR_BWD_WEIGHTS */
+        f.ta = 1;
+        f.m = matrix_cols(p), f.k = matrix_rows(p), f.n = matrix_cols(q);
+        break;
+    }
+    f.ldd = f.n;
+    return f;
+}
+
 xpb_status cux_lower_linear(cux_plan *plan, uint32_t i)
 {
     const xpb_op *op = cux_op(plan, i);
@@ -142,6 +187,7 @@ xpb_status cux_lower_linear(cux_plan *plan, uint32_t i)
     if ((st = cux_want(plan, op->inputs[0], A, CUX_PLAIN, &s.in[0])) != XPB_OK ||
         (st = cux_want(plan, op->inputs[1], A, CUX_PLAIN, &s.in[1])) != XPB_OK)
         return st;
+    s.mm = linear_form(op->kind, &s.in[0], &s.in[1]);
     uint32_t y = op->kind == XPB_OP_LINEAR ? f->out_tensor : op->outputs[0];
     int ytype = plan->store[y].type; /* F32 or A: cuBLASLt writes either */
     if (op->kind == XPB_OP_LINEAR) {

@@ -46,7 +46,6 @@ static cux_mm_form form(int64_t m, int64_t n, int64_t k, int ta, int tb, int64_t
                         int64_t ldd)
 {
     cux_mm_form f = {0};
-    f.used = 1;
     f.ta = (uint8_t)ta;
     f.tb = (uint8_t)tb;
     f.m = m;

@@ -119,7 +119,6 @@ static xpb_status product(cux_plan *plan, uint32_t i, const operand *a, const op
     if (bias)
         s.bias = *bias;
     cux_mm_form *f = &s.mm;
-    f->used = 1;
     f->ta = (uint8_t)a->t;
     f->tb = (uint8_t)b->t;
     f->m = a->t ? a->cols : a->rows;

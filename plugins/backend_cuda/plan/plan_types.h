@@ -96,15 +96,15 @@ enum {
  * backward-filter with the roles of x and dy swapped (plan_lower.c). */
 enum { CUX_CONV_FWD = 1, CUX_CONV_BWD_DATA = 2, CUX_CONV_BWD_FILTER = 3 };
 
-/* A matrix product on cuBLASLt as the op-set-3 lowering describes it (plan_lower_matmul.c,
- * plan_lower_lstm.c; LINEAR steps leave it unused): D = op(A) op(B), or D += op(A) op(B) with
+/* A matrix product on cuBLASLt, as every CUX_ENG_MATMUL step describes it (linear layers in
+ * plan_lower_engines.c, op set 3's products in plan_lower_matmul.c, the LSTM's in
+ * plan_lower_lstm.c): D = op(A) op(B), or D += op(A) op(B) with
  * `accumulate`, for `batch` matrices, every operand row-major as the program stores it. A is
  * the step's in[0], B its in[1], D its out[0]; each operand's matrix i starts at element
  * off + i * stride of its view (stride 0: one matrix read by every product) and its rows are ld
  * elements apart. op(A) is [m, k] (A holds [k, m] when ta), op(B) [k, n] (B holds [n, k] when
  * tb), D [m, n]. A bias (the step's bias view, n elements) is added to every row of D. */
 typedef struct cux_mm_form {
-    uint8_t used;       /* 1: the step is described by this form */
     uint8_t ta, tb;     /* A holds op(A)^T; B holds op(B)^T */
     uint8_t accumulate; /* D += op(A) op(B) (beta 1) instead of D = */
     int64_t m, n, k;
@@ -140,7 +140,7 @@ typedef struct cux_step {
     uint32_t n_counters; /* PHASE_END: counters the phase bumps */
     uint64_t scratch;    /* bytes of the shared workspace an own kernel needs */
     int64_t index;       /* LSTM_CELL(_BWD): the time step; CLIP_SUMSQ: the gradient's place */
-    cux_mm_form mm;      /* CUX_ENG_MATMUL steps of op set 3 */
+    cux_mm_form mm;      /* CUX_ENG_MATMUL: the product */
 } cux_step;
 
 typedef struct cux_plan {
