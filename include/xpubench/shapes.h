@@ -202,8 +202,11 @@ static inline xpb_status xpb_shp_tensor(const struct xpb_shp_check *c, int t)
 {
     const xpb_tensor_desc *d = xpb_shp_desc(c, t);
     int is_out = t >= XPB_SHP_OUT(0), index = is_out ? t - XPB_SHP_OUT(0) : t;
-    unsigned i32 = index >= 16 ? 0u : is_out ? c->rule->out_i32 : c->rule->in_i32;
-    unsigned any = index >= 16 ? 0u : is_out ? c->rule->out_any : c->rule->in_any;
+    /* the rule's masks name operands 0..15; later ones (CLIP_GRAD_NORM's gradients) are F32,
+     * and their bit is never formed (a shift by 32 or more is undefined) */
+    unsigned bit = index >= 16 ? 0u : XPB_SHP_BIT(index);
+    unsigned i32 = is_out ? c->rule->out_i32 : c->rule->in_i32;
+    unsigned any = is_out ? c->rule->out_any : c->rule->in_any;
     char l[160], found[96];
     if (d->ndim < 1 || d->ndim > XPB_MAX_DIMS)
         return xpb_shp_fail(c, XPB_INVALID_ARGUMENT, "%s has %u dims, expected 1 to %d",
@@ -215,10 +218,10 @@ static inline xpb_status xpb_shp_tensor(const struct xpb_shp_check *c, int t)
                                 xpb_shape_str(found, sizeof found, d->ndim, d->dims));
     int ok;
     const char *want;
-    if (any & XPB_SHP_BIT(index)) {
+    if (any & bit) {
         ok = d->dtype == XPB_DTYPE_F32 || d->dtype == XPB_DTYPE_I32;
         want = "F32 or I32";
-    } else if (i32 & XPB_SHP_BIT(index)) {
+    } else if (i32 & bit) {
         ok = d->dtype == XPB_DTYPE_I32;
         want = "I32";
     } else {
