@@ -33,37 +33,14 @@ __global__ void k_sgd(cux_tview param, cux_tview grad, cux_tview buf, cux_tview 
     }
 }
 
-// ADAM_UPDATE: param*, grad, m*, v*, step*[1] (F32 or I32) as t[IN..IN+4]; this kernel reads
-// the step count t-1 and updates with t; k_adam_step then stores t.
+// ADAM_UPDATE and ADAMW_UPDATE: param*, grad, m*, v*, step*[1] (F32 or I32) as t[IN..IN+4];
+// this kernel reads the step count t-1 and updates with t; k_adam_step then stores t. With
+// `decoupled` (AdamW, torch.optim.AdamW) the decay 1 - lr * weight_decay multiplies the parameter
+// before Adam's step on the unchanged gradient; without it (Adam) the weight decay is L2 added to
+// the gradient.
 __global__ void k_adam(cux_tview param, cux_tview grad, cux_tview m, cux_tview v, cux_tview step,
-                       cux_tview shadow, xpb_op_attrs a, uint32_t flags, const cux_phase_rec *rec)
-{
-    if (skipped(flags, rec))
-        return;
-    __shared__ float coef[2];
-    if (threadIdx.x == 0) {
-        double t = static_cast<double>(cux_ld(step, 0)) + 1.0;
-        cux_adam_coeffs(a.lr, a.beta1, a.beta2, t, &coef[0], &coef[1]);
-    }
-    __syncthreads();
-    float *pp = static_cast<float *>(param.p);
-    float *mp = static_cast<float *>(m.p), *vp = static_cast<float *>(v.p);
-    CUX_FOR(i, cux_numel(param))
-    {
-        float g = cux_ld(grad, cux_same(param, grad, i));
-        int64_t j = cux_same(param, m, i), k = cux_same(param, v, i);
-        float p = cux_adam(pp[i], g, &mp[j], &vp[k], a.beta1, a.beta2, a.eps, a.weight_decay,
-                           coef[0], coef[1]);
-        pp[i] = p;
-        if (shadow.p)
-            cux_st(shadow, cux_same(param, shadow, i), p);
-    }
-}
-
-// ADAMW_UPDATE: the operands of ADAM_UPDATE; the decay 1 - lr * weight_decay multiplies the
-// parameter before Adam's step on the unchanged gradient (torch.optim.AdamW).
-__global__ void k_adamw(cux_tview param, cux_tview grad, cux_tview m, cux_tview v, cux_tview step,
-                        cux_tview shadow, xpb_op_attrs a, uint32_t flags, const cux_phase_rec *rec)
+                       cux_tview shadow, xpb_op_attrs a, int decoupled, uint32_t flags,
+                       const cux_phase_rec *rec)
 {
     if (skipped(flags, rec))
         return;
@@ -80,8 +57,10 @@ __global__ void k_adamw(cux_tview param, cux_tview grad, cux_tview m, cux_tview 
     {
         float g = cux_ld(grad, cux_same(param, grad, i));
         int64_t j = cux_same(param, m, i), k = cux_same(param, v, i);
-        float p =
-            cux_adamw(pp[i], g, &mp[j], &vp[k], a.beta1, a.beta2, a.eps, decay, coef[0], coef[1]);
+        float p = decoupled ? cux_adamw(pp[i], g, &mp[j], &vp[k], a.beta1, a.beta2, a.eps, decay,
+                                        coef[0], coef[1])
+                            : cux_adam(pp[i], g, &mp[j], &vp[k], a.beta1, a.beta2, a.eps,
+                                       a.weight_decay, coef[0], coef[1]);
         pp[i] = p;
         if (shadow.p)
             cux_st(shadow, cux_same(param, shadow, i), p);
@@ -145,16 +124,10 @@ cudaError_t cux_launch_optim(const cux_kparams &kp, cudaStream_t s)
         (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
         break;
     case CUX_K_ADAM:
+    case CUX_K_ADAMW:
         XPB_LAUNCH(k_adam, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
         (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_IN + 3], t[CUX_T_IN + 4],
-         t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
-        if (cudaPeekAtLastError() == cudaSuccess)
-            XPB_LAUNCH(k_adam_step, 1, 1, 0, s)(t[CUX_T_IN + 4], kp.flags, kp.rec);
-        break;
-    case CUX_K_ADAMW:
-        XPB_LAUNCH(k_adamw, cux_blocks(cux_numel(t[CUX_T_IN]), kp.sm_count), CUX_THREADS, 0, s)
-        (t[CUX_T_IN], t[CUX_T_IN + 1], t[CUX_T_IN + 2], t[CUX_T_IN + 3], t[CUX_T_IN + 4],
-         t[CUX_T_EXTRA], kp.attrs, kp.flags, kp.rec);
+         t[CUX_T_EXTRA], kp.attrs, kp.kernel == CUX_K_ADAMW, kp.flags, kp.rec);
         if (cudaPeekAtLastError() == cudaSuccess)
             XPB_LAUNCH(k_adam_step, 1, 1, 0, s)(t[CUX_T_IN + 4], kp.flags, kp.rec);
         break;
