@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: xpubench conformance --backend NAME [--precision fp32|bf16] [--fusion on|off]\n"
+            "usage: xpubench conformance --backend NAME [--precision P] [--fusion on|off]\n"
             "                            [--threads N] [--quick] [--no-models] [--filter TEXT]\n"
             "                            [--seed N] [--json FILE] [--allow-unsupported] [-v]\n\n"
             "Runs every op of op set %d at several shapes, small fused chains and one training\n"
@@ -24,9 +24,10 @@ static void usage(FILE *f)
             "backend %s with identical inputs, and prints per case the largest absolute\n"
             "difference and the relative error ||x - ref|| / ||ref|| (floored; see\n"
             "docs/conformance.md) against the tolerance of the precision policy (ops: fp32\n"
-            "1e-4, bf16 5e-2).\n\n"
+            "1e-4, tf32 and fp16 2e-2, bf16 5e-2).\n\n"
             "  --backend NAME        the backend under test (see `xpubench list`)\n"
-            "  --precision P         precision policy for NAME: fp32 (default) or bf16\n"
+            "  --precision P         precision policy for NAME: fp32 (default), tf32, bf16\n"
+            "                        (bf16-mixed) or fp16 (fp16-mixed)\n"
             "  --fusion on|off       compile option fusion for NAME (default on)\n"
             "  --threads N           compile option threads for NAME (default: its own)\n"
             "  --quick               fewer shapes, and no heavy model (seconds, not minutes)\n"
