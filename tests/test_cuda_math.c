@@ -328,6 +328,54 @@ static void test_losses(void **state)
 
 /* ---- optimizers ---- */
 
+/* cux_adam (decoupled 0) or cux_adamw with cux_adamw_decay (1), with cux_adam_coeffs: cpu_ref's
+ * ref_adam_update / ref_adamw_update bit for bit over three steps, the moments too, with an F32
+ * and an I32 step counter. */
+static void check_adam(int decoupled, float lr, float b1, float b2, float eps, float wd)
+{
+    enum { N = 257 };
+    float p_ref[N], g[N], p[N];
+    for (int i = 0; i < N; i++) {
+        p_ref[i] = p[i] = frand(-1, 1);
+        g[i] = frand(-0.1f, 0.1f);
+    }
+    xpb_tensor_desc d = desc(1, N, 1, 1, 1);
+    char err[256];
+    for (int i32 = 0; i32 < 2; i32++) {
+        float m_ref[N] = {0}, v_ref[N] = {0}, m[N] = {0}, v[N] = {0};
+        union {
+            float f;
+            int32_t i;
+        } step = {0};
+        xpb_tensor_desc sd = desc(1, 1, 1, 1, 1);
+        sd.dtype = i32 ? XPB_DTYPE_I32 : XPB_DTYPE_F32;
+        xpb_op op = op_of(decoupled ? XPB_OP_ADAMW_UPDATE : XPB_OP_ADAM_UPDATE, 5, 0);
+        op.attrs.lr = lr;
+        op.attrs.beta1 = b1;
+        op.attrs.beta2 = b2;
+        op.attrs.eps = eps;
+        op.attrs.weight_decay = wd;
+        for (int t = 1; t <= 3; t++) {
+            ref_op_args a = {.op = &op,
+                             .in_desc = {&d, &d, &d, &d, &sd},
+                             .in = {p_ref, g, m_ref, v_ref, &step.f},
+                             .err = err,
+                             .err_size = sizeof err};
+            assert_int_equal(decoupled ? ref_adamw_update(&a) : ref_adam_update(&a), XPB_OK);
+            float step_size, bc2, decay = cux_adamw_decay(lr, wd);
+            cux_adam_coeffs(lr, b1, b2, (double)t, &step_size, &bc2);
+            for (int i = 0; i < N; i++)
+                p[i] = decoupled
+                           ? cux_adamw(p[i], g[i], &m[i], &v[i], b1, b2, eps, decay, step_size, bc2)
+                           : cux_adam(p[i], g[i], &m[i], &v[i], b1, b2, eps, wd, step_size, bc2);
+            for (int i = 0; i < N; i++)
+                assert_true(same_bits(p[i], p_ref[i]) && same_bits(m[i], m_ref[i]) &&
+                            same_bits(v[i], v_ref[i]));
+        }
+        assert_true(i32 ? step.i == 3 : step.f == 3.0f);
+    }
+}
+
 static void test_optimizers(void **state)
 {
     (void)state;
@@ -358,39 +406,8 @@ static void test_optimizers(void **state)
                 assert_true(same_bits(p[i], p_ref[i]) && same_bits(buf[i], buf_ref[i]));
         }
     }
-    /* Adam, step count f32 and i32 */
-    for (int i32 = 0; i32 < 2; i32++) {
-        float m_ref[N] = {0}, v_ref[N] = {0}, m[N] = {0}, v[N] = {0};
-        union {
-            float f;
-            int32_t i;
-        } step = {0};
-        xpb_tensor_desc sd = desc(1, 1, 1, 1, 1);
-        sd.dtype = i32 ? XPB_DTYPE_I32 : XPB_DTYPE_F32;
-        xpb_op op = op_of(XPB_OP_ADAM_UPDATE, 5, 0);
-        op.attrs.lr = 2e-4f;
-        op.attrs.beta1 = 0.5f;
-        op.attrs.beta2 = 0.999f;
-        op.attrs.eps = 1e-8f;
-        op.attrs.weight_decay = 1e-4f;
-        for (int t = 1; t <= 3; t++) {
-            ref_op_args a = {.op = &op,
-                             .in_desc = {&d, &d, &d, &d, &sd},
-                             .in = {p_ref, g, m_ref, v_ref, &step.f},
-                             .err = err,
-                             .err_size = sizeof err};
-            assert_int_equal(ref_adam_update(&a), XPB_OK);
-            float step_size, bc2;
-            cux_adam_coeffs(2e-4, 0.5f, 0.999f, (double)t, &step_size, &bc2);
-            for (int i = 0; i < N; i++)
-                p[i] =
-                    cux_adam(p[i], g[i], &m[i], &v[i], 0.5f, 0.999f, 1e-8f, 1e-4f, step_size, bc2);
-            for (int i = 0; i < N; i++)
-                assert_true(same_bits(p[i], p_ref[i]) && same_bits(m[i], m_ref[i]) &&
-                            same_bits(v[i], v_ref[i]));
-        }
-        assert_true(i32 ? step.i == 3 : step.f == 3.0f);
-    }
+    /* Adam (L2 weight decay), step count f32 and i32 */
+    check_adam(0, 2e-4f, 0.5f, 0.999f, 1e-8f, 1e-4f);
 }
 
 /* ---- what nvcc's contraction changes ---- */
@@ -898,46 +915,8 @@ static void test_scaler(void **state)
 static void test_adamw_and_xent_smooth(void **state)
 {
     (void)state;
-    enum { N = 257 };
-    float p_ref[N], g[N], p[N];
-    for (int i = 0; i < N; i++) {
-        p_ref[i] = p[i] = frand(-1, 1);
-        g[i] = frand(-0.1f, 0.1f);
-    }
-    xpb_tensor_desc d = desc(1, N, 1, 1, 1);
+    check_adam(1, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f);
     char err[256];
-    for (int i32 = 0; i32 < 2; i32++) {
-        float m_ref[N] = {0}, v_ref[N] = {0}, m[N] = {0}, v[N] = {0};
-        union {
-            float f;
-            int32_t i;
-        } step = {0};
-        xpb_tensor_desc sd = desc(1, 1, 1, 1, 1);
-        sd.dtype = i32 ? XPB_DTYPE_I32 : XPB_DTYPE_F32;
-        xpb_op op = op_of(XPB_OP_ADAMW_UPDATE, 5, 0);
-        op.attrs.lr = 1e-2f;
-        op.attrs.beta1 = 0.9f;
-        op.attrs.beta2 = 0.95f;
-        op.attrs.eps = 1e-8f;
-        op.attrs.weight_decay = 0.1f;
-        for (int t = 1; t <= 3; t++) {
-            ref_op_args a = {.op = &op,
-                             .in_desc = {&d, &d, &d, &d, &sd},
-                             .in = {p_ref, g, m_ref, v_ref, &step.f},
-                             .err = err,
-                             .err_size = sizeof err};
-            assert_int_equal(ref_adamw_update(&a), XPB_OK);
-            float step_size, bc2, decay = cux_adamw_decay(1e-2f, 0.1f);
-            cux_adam_coeffs(1e-2f, 0.9f, 0.95f, (double)t, &step_size, &bc2);
-            for (int i = 0; i < N; i++)
-                p[i] =
-                    cux_adamw(p[i], g[i], &m[i], &v[i], 0.9f, 0.95f, 1e-8f, decay, step_size, bc2);
-            for (int i = 0; i < N; i++)
-                assert_true(same_bits(p[i], p_ref[i]) && same_bits(m[i], m_ref[i]) &&
-                            same_bits(v[i], v_ref[i]));
-        }
-        assert_true(i32 ? step.i == 3 : step.f == 3.0f);
-    }
     /* the cross-entropy's backward: rows with label 2 ignored, smoothing 0.1 and 0 */
     enum { R = 7, K = 5 };
     float prob[R * K], dz[R * K];
