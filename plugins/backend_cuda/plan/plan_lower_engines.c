@@ -14,14 +14,21 @@
 
 xpb_status cux_lower_bias_grad(cux_plan *plan, uint32_t i, uint32_t dy, uint32_t db)
 {
+    cux_view v;
+    xpb_status st = cux_stored(plan, dy, &v);
+    return st != XPB_OK ? st : cux_lower_bias_grad_of(plan, i, v, db);
+}
+
+xpb_status cux_lower_bias_grad_of(cux_plan *plan, uint32_t i, cux_view dy, uint32_t db)
+{
     cux_step s = cux_new_step(plan, i, CUX_ENG_KERNEL, CUX_K_BIAS_GRAD);
     s.n_in = s.n_out = 1;
-    xpb_status st;
-    if ((st = cux_stored(plan, dy, &s.in[0])) != XPB_OK ||
-        (st = cux_produce(plan, db, CUX_F32, CUX_PLAIN, &s.out[0])) != XPB_OK)
+    s.in[0] = dy;
+    xpb_status st = cux_produce(plan, db, CUX_F32, CUX_PLAIN, &s.out[0]);
+    if (st != XPB_OK)
         return st;
     cux_view *v = &s.in[0];
-    if (v->ndim == 3) { /* a linear layer's [B, S, F]: the rows of the matrix [B*S, F] */
+    if (v->ndim == 3) { /* a linear layer's [B, S, F], the LSTM's [T, B, 4H]: matrix rows */
         v->dims[0] *= v->dims[1];
         v->dims[1] = v->dims[2];
         v->dims[2] = 1;

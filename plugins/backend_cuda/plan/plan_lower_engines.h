@@ -14,8 +14,10 @@ xpb_status cux_lower_conv(cux_plan *plan, uint32_t i);
 xpb_status cux_lower_linear(cux_plan *plan, uint32_t i);
 
 /* db = the sum of dy over every dimension but 1 (a convolution's or a linear layer's bias
- * gradient; a rank-3 dy [B, S, F] of a linear layer is taken as [B*S, F]), one own-kernel step of
+ * gradient; a rank-3 dy [B, S, F] is taken as the matrix [B*S, F]), one own-kernel step of
  * op `i`. */
 xpb_status cux_lower_bias_grad(cux_plan *plan, uint32_t i, uint32_t dy, uint32_t db);
+/* The same over a view `dy` (a scratch of the op's own steps, e.g. the LSTM's gate gradients). */
+xpb_status cux_lower_bias_grad_of(cux_plan *plan, uint32_t i, cux_view dy, uint32_t db);
 
 #endif

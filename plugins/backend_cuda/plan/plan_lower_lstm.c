@@ -26,6 +26,7 @@
  * h0 fp32 (converted copies under a mixed policy). */
 #include "kernels/fault.h"
 #include "plan/plan_error.h"
+#include "plan/plan_lower_engines.h"
 #include "plan/plan_lower_lstm.h"
 #include "plan/plan_step.h"
 
@@ -171,23 +172,6 @@ static xpb_status lower_forward(cux_plan *plan, uint32_t i, const xpb_op *op)
 
 /* ---- backward ---- */
 
-/* db = the column sums of dG [T*B, 4H] (the own bias-gradient kernel sums a view over every
- * dim but 1), into tensor `db`. */
-static xpb_status bias_grad(cux_plan *plan, uint32_t i, cux_view dg, uint32_t db)
-{
-    cux_step s = cux_new_step(plan, i, CUX_ENG_KERNEL, CUX_K_BIAS_GRAD);
-    s.n_in = s.n_out = 1;
-    int64_t rows = dg.dims[0] * dg.dims[1], cols = dg.dims[2];
-    s.in[0] = dg;
-    s.in[0].ndim = 2;
-    s.in[0].dims[0] = rows;
-    s.in[0].dims[1] = cols;
-    s.in[0].dims[2] = 1;
-    s.scratch = cux_norm_scratch(rows, cols, 1);
-    xpb_status st = cux_produce(plan, db, CUX_F32, CUX_PLAIN, &s.out[0]);
-    return st != XPB_OK ? st : cux_commit(plan, &s);
-}
-
 /* dw_hh = sum over t of dG[t]^T h_{t-1}: dG[1:]^T y[:T-1] as one product (k = (T-1)*B), then
  * dG[0]^T h0 added when h0 exists. Both write one fp32 matrix: dw_hh's storage when it is fp32,
  * else a temporary converted into it at the end. With one step and no h0 nothing contributes:
@@ -324,7 +308,7 @@ static xpb_status lower_backward(cux_plan *plan, uint32_t i, const xpb_op *op)
     uint32_t db = db_ih != XPB_NO_TENSOR ? db_ih : db_hh;
     if (db == XPB_NO_TENSOR)
         return XPB_OK;
-    if ((st = bias_grad(plan, i, dg, db)) != XPB_OK)
+    if ((st = cux_lower_bias_grad_of(plan, i, dg, db)) != XPB_OK) /* dG as [T*B, 4H] */
         return st;
     if (db == db_hh || db_hh == XPB_NO_TENSOR)
         return XPB_OK;
