@@ -1,17 +1,21 @@
 /* `mode: tta` end to end with the real executable (core/run/tta.c): a small learnable dataset in
  * Fashion-MNIST's IDX format (each class a bright bar at its own rows over noise) trained by
  * conv6 on cpu_onednn until a target test accuracy; the run converges, the same seed gives the
- * same accuracy curve twice, the record has what docs/results.md promises, and a damaged file
- * fails the run with the file and the byte offset. The real dataset's reading is
+ * same accuracy curve twice, the record has what docs/results.md promises and the log (stderr,
+ * not a terminal) has every evaluation; Ctrl-C stops a run at its next step, not at its end; and
+ * a damaged file fails the run with the file and the byte offset. The real dataset's reading is
  * test_dataset's; the scoring's is test_tta's. */
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -70,6 +74,7 @@ static int setup(void **state)
      * curve (docs/results.md, Repeatability). Fixed choices for the repeat check. */
     setenv("XPB_ONEDNN_NO_TUNE", "1", 1);
     setenv("XPB_ONEDNN_NO_LOWER", "1", 1);
+    unsetenv("XPB_NO_PROGRESS"); /* the evaluations' lines in the log are checked */
     if (make_tmpdir("xpb_test_tta_run_") != 0)
         return -1;
     write_split("train", TRAIN, 1);
@@ -141,6 +146,10 @@ static void test_converges_and_repeats(void **state)
     json_t *a = run_into("a.json", 0, &err);
     if (!strstr(err, "bars: ok, 1 of 1 runs reached test accuracy 0.8000"))
         fail_msg("the run did not reach its target: %s", err);
+    /* not a terminal: every evaluation is a line of the log */
+    if (!strstr(err, "run 1/1: epoch 0.50: test accuracy ") ||
+        !strstr(err, "run 1/1: epoch 1.00: test accuracy "))
+        fail_msg("the log does not show the evaluations: %s", err);
     free(err);
     json_t *b = run_into("b.json", 0, NULL);
     json_t *ta = tta_of(a), *tb = tta_of(b);
@@ -201,6 +210,62 @@ static void test_converges_and_repeats(void **state)
     free(out);
 }
 
+/* Ctrl-C in the middle of a run that would last 1,000 epochs (a learning rate too small to
+ * learn): the run stops at its next step, is not recorded as a run that missed its target, and
+ * the results say the invocation was interrupted. */
+static void test_ctrl_c_stops_a_run_at_its_next_step(void **state)
+{
+    (void)state;
+    char scen[400], out[400], log[400];
+    snprintf(scen, sizeof scen, "%s/endless.yaml", tmpdir);
+    snprintf(out, sizeof out, "%s/endless.json", tmpdir);
+    snprintf(log, sizeof log, "%s/stderr", tmpdir);
+    FILE *f = fopen(scen, "w");
+    assert_non_null(f);
+    fprintf(f, "name: tta-endless\ndata_dir: .\nruns:\n"
+               "  - {name: endless, model: conv6, mode: tta, data: fashion-mnist,\n"
+               "     backend: cpu_onednn, threads: 2, batch: 16, lr: 1.0e-12, target: 0.99,\n"
+               "     eval_every: 0.5, max_epochs: 1000, runs: 3, seed: 7}\n");
+    fclose(f);
+    const char *args[] = {"run", scen, "-o", out, NULL};
+    pid_t pid = spawn(args);
+    int evaluated = 0;
+    for (int i = 0; i < 1200 && !evaluated; i++) { /* the first evaluation, within 120 s */
+        char *text = slurp(log);
+        evaluated = text && strstr(text, "run 1/3: epoch 0.50: test accuracy");
+        free(text);
+        if (!evaluated)
+            usleep(100000);
+    }
+    kill(pid, SIGINT);
+    int status = 0, ended = 0;
+    for (int i = 0; i < 600 && !ended; i++) { /* it stops within 60 s, not after 1,000 epochs */
+        ended = waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended)
+            usleep(100000);
+    }
+    if (!ended) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("Ctrl-C did not stop the run within 60 s");
+    }
+    assert_true(evaluated);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 130);
+    json_error_t e;
+    json_t *doc = json_load_file(out, 0, &e);
+    assert_non_null(doc);
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    assert_string_equal(json_string_value(json_object_get(run, "status")), "interrupted");
+    const char *why = json_string_value(json_object_get(run, "error"));
+    if (!why || !strstr(why, "epochs into the run of seed 7; that run is not recorded"))
+        fail_msg("unexpected error: %s", why ? why : "(none)");
+    json_t *tta = json_object_get(run, "tta");
+    assert_non_null(tta);
+    assert_int_equal(json_array_size(json_object_get(tta, "runs")), 0);
+    json_decref(doc);
+}
+
 static void test_damaged_file_names_file_and_offset(void **state)
 {
     (void)state;
@@ -227,6 +292,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_converges_and_repeats),
+        cmocka_unit_test(test_ctrl_c_stops_a_run_at_its_next_step),
         cmocka_unit_test(test_damaged_file_names_file_and_offset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -7,16 +7,23 @@
 
 #include "base/clock.h"
 
-static int enabled = -1;
+static int silenced = -1, terminal = -1;
 static double last_draw;
+
+static int is_silenced(void)
+{
+    if (silenced < 0) {
+        const char *off = getenv("XPB_NO_PROGRESS");
+        silenced = off && *off && *off != '0';
+    }
+    return silenced;
+}
 
 int xpb_progress_enabled(void)
 {
-    if (enabled < 0) {
-        const char *off = getenv("XPB_NO_PROGRESS");
-        enabled = isatty(STDERR_FILENO) && !(off && *off && *off != '0');
-    }
-    return enabled;
+    if (terminal < 0)
+        terminal = isatty(STDERR_FILENO);
+    return terminal && !is_silenced();
 }
 
 void xpb_progress_update(const char *label, double fraction, const char *detail)
@@ -42,6 +49,17 @@ void xpb_progress_update(const char *label, double fraction, const char *detail)
     bar[n] = 0;
     fprintf(stderr, "\r\033[K%s %s %3.0f%% %s", label, bar, fraction * 100, detail ? detail : "");
     fflush(stderr);
+}
+
+void xpb_progress_note(const char *label, double fraction, const char *detail)
+{
+    if (xpb_progress_enabled()) {
+        last_draw = 0; /* a milestone is always drawn */
+        xpb_progress_update(label, fraction, detail);
+    } else if (!is_silenced()) {
+        fprintf(stderr, "%s: %s\n", label ? label : "", detail ? detail : "");
+        fflush(stderr);
+    }
 }
 
 void xpb_progress_clear(void)

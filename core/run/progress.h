@@ -10,6 +10,11 @@ int xpb_progress_enabled(void);
  * Throttled to ~10 redraws a second. */
 void xpb_progress_update(const char *label, double fraction, const char *detail);
 
+/* A milestone of long work (an evaluation of a time-to-accuracy run): on a terminal, the bar as
+ * xpb_progress_update draws it; otherwise, unless XPB_NO_PROGRESS is set, one line
+ * "label: detail" on stderr, so that the log of an hour-long run shows how it goes. */
+void xpb_progress_note(const char *label, double fraction, const char *detail);
+
 /* Clears the bar line. */
 void xpb_progress_clear(void);
 

@@ -4,6 +4,7 @@
 #include "run/tta.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,11 +189,12 @@ static xpb_status evaluate(double *accuracy, side *eval, side *train, xpb_batche
 }
 
 /* One run from its seeded initialisation to the target or max_epochs, into *r; with `describe`,
- * the model and the device it used are set in that run object. */
+ * the model and the device it used are set in that run object. XPB_INTERRUPTED as soon as a step
+ * finds *stop raised (a run of an hour must not make Ctrl-C wait for its end). */
 static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
                           const xpb_plugin_descriptor *plugin, const xpb_model_api *model,
                           const xpb_run_config *cfg, const xpb_dataset *ds, uint64_t seed,
-                          const char *label, xpb_err *err)
+                          const char *label, volatile sig_atomic_t *stop, xpb_err *err)
 {
     side train = {0}, eval = {0};
     xpb_batcher *b = NULL, *eb = NULL; /* training batches; test batches */
@@ -242,6 +244,13 @@ static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
                 goto stop_meter;
             r->steps++;
             r->samples += cfg->batch;
+            if (stop && *stop) {
+                st = xpb_err_set(err, XPB_INTERRUPTED,
+                                 "interrupted %.2f epochs into the run of seed %llu; that run is "
+                                 "not recorded",
+                                 (double)r->steps / batches, (unsigned long long)seed);
+                goto stop_meter;
+            }
             if ((r->steps % every) != 0 && !(k + 1 == batches && epoch + 1 == cfg->max_epochs))
                 continue;
             double accuracy, loss = NAN;
@@ -256,7 +265,7 @@ static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
             char detail[128];
             snprintf(detail, sizeof detail, "epoch %.2f: test accuracy %.4f (target %.4f)", epochs,
                      accuracy, cfg->target);
-            xpb_progress_update(label, fmin(1.0, epochs / cfg->max_epochs), detail);
+            xpb_progress_note(label, fmin(1.0, epochs / cfg->max_epochs), detail);
             if (accuracy >= cfg->target) {
                 r->converged = 1;
                 r->seconds = at;
@@ -319,7 +328,9 @@ xpb_status xpb_tta_measure(json_t *run, json_t *config, const xpb_registry *regi
             break;
         }
         st = one_run(r, k == 0 ? run : NULL, config, plugin, model, cfg, &ds, cfg->seed + k, label,
-                     err);
+                     opts->stop, err);
+        if (st == XPB_INTERRUPTED) /* neither converged nor not: scored as neither */
+            xpb_tta_result_drop_last(&res);
     }
     xpb_progress_clear();
     if (st == XPB_OK || st == XPB_INTERRUPTED)

@@ -32,6 +32,12 @@ xpb_tta_run *xpb_tta_result_add(xpb_tta_result *res)
     return r;
 }
 
+void xpb_tta_result_drop_last(xpb_tta_result *res)
+{
+    if (res->n_runs)
+        free(res->runs[--res->n_runs].curve);
+}
+
 int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accuracy)
 {
     if (r->n_curve == r->cap_curve) {

@@ -42,6 +42,9 @@ void xpb_tta_result_init(xpb_tta_result *res, const xpb_run_config *cfg, const x
 /* A new run at the end (zeroed; seconds and epochs NaN), owned by res; NULL when out of memory. */
 xpb_tta_run *xpb_tta_result_add(xpb_tta_result *res);
 
+/* Forgets the last run (one interrupted before it ended), freeing its curve. */
+void xpb_tta_result_drop_last(xpb_tta_result *res);
+
 /* Appends an evaluation to r's curve. XPB_OUT_OF_MEMORY or XPB_OK. */
 int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accuracy);
 
