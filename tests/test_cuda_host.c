@@ -1,7 +1,10 @@
 /* The cuda plugin on a machine without an NVIDIA driver (this project's machine), through the
  * ABI and through every command a user types:
- * - the plugin loads with RTLD_NOW (it links neither libcuda nor NVML), exports only
- *   xpb_plugin_query (the static CUDA runtime stays hidden) and fills the whole ABI 1.1 table;
+ * - the plugin is a loader that maps none of the CUDA libraries until its table is first called;
+ *   the backend proper behind it (cuda/backend_cuda_impl.so) loads with RTLD_NOW (it links
+ *   neither libcuda nor NVML) and exports only xpb_plugin_query (the static CUDA runtime stays
+ *   hidden); the table is the whole ABI 1.1 one; without its backend proper the loader
+ *   answers "no device" naming the file;
  * - device_count, describe_device and open answer XPB_NO_DEVICE with the reason in
  *   last_error(NULL), never abort;
  * - `xpubench list` names the plugin and why it has no device; `run` of a scenario asking for
@@ -29,6 +32,20 @@
 #include "cli_harness.h"
 
 #define PLUGIN XPB_TEST_PLUGIN_DIR "/backend_cuda.so"
+#define PROPER XPB_TEST_PLUGIN_DIR "/cuda/backend_cuda_impl.so"
+
+/* Whether the process has a file whose path contains `name` mapped. */
+static int mapped(const char *name)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, name) != NULL;
+    fclose(f);
+    return found;
+}
 
 static int driver_present(void)
 {
@@ -59,17 +76,30 @@ static int teardown(void **state)
 static void test_plugin_loads(void **state)
 {
     (void)state;
+    /* first in this process: nothing of the CUDA libraries is mapped yet */
+    assert_false(mapped("libcublasLt"));
     void *h = dlopen(PLUGIN, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         fail_msg("dlopen %s: %s", PLUGIN, dlerror());
     xpb_plugin_query_fn q = (xpb_plugin_query_fn)dlsym(h, XPB_PLUGIN_QUERY_SYMBOL);
     assert_non_null(q);
-    /* the static CUDA runtime and the backend's own functions stay inside */
-    assert_null(dlsym(h, "cudaMalloc"));
-    assert_null(dlsym(h, "cudaGetDeviceCount"));
-    assert_null(dlsym(h, "cux_launch"));
-    assert_null(dlsym(h, "cux_plan_build"));
+    /* the plugin is the loader: loading it and asking who it is maps none of the CUDA
+     * libraries (cuBLASLt alone is ~150 MiB resident); the backend proper comes on the first
+     * call to its table */
     const xpb_plugin_descriptor *d = NULL;
+    assert_int_equal(q(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, NULL), XPB_OK);
+    assert_false(mapped("libcublasLt"));
+    assert_false(mapped("backend_cuda_impl.so"));
+    /* the backend proper keeps the static CUDA runtime and its own functions inside */
+    void *proper = dlopen(PROPER, RTLD_NOW | RTLD_LOCAL);
+    if (!proper)
+        fail_msg("dlopen %s: %s", PROPER, dlerror());
+    assert_non_null(dlsym(proper, XPB_PLUGIN_QUERY_SYMBOL));
+    assert_null(dlsym(proper, "cudaMalloc"));
+    assert_null(dlsym(proper, "cudaGetDeviceCount"));
+    assert_null(dlsym(proper, "cux_launch"));
+    assert_null(dlsym(proper, "cux_plan_build"));
+    dlclose(proper);
     assert_int_equal(q(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, NULL), XPB_OK);
     assert_string_equal(d->name, "cuda");
     assert_int_equal(d->kind, XPB_PLUGIN_BACKEND);
@@ -127,6 +157,37 @@ static void test_no_device_abi(void **state)
     assert_non_null(api->exe_last_error(NULL));
     assert_int_equal(api->run(NULL, 0), XPB_INVALID_ARGUMENT);
     assert_int_equal(api->energy_read(NULL, NULL), XPB_INVALID_ARGUMENT);
+    dlclose(h);
+}
+
+/* The loader without its backend proper (a copy of it alone in a folder): no device, and the
+ * reason names the file that did not load. */
+static void test_loader_without_backend(void **state)
+{
+    (void)state;
+    char copy[400], cmd[1000];
+    snprintf(copy, sizeof copy, "%s/lonely/backend_cuda.so", tmpdir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/lonely' && cp '%s' '%s'", tmpdir, PLUGIN, copy);
+    assert_int_equal(system(cmd), 0);
+    void *h = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        fail_msg("dlopen %s: %s", copy, dlerror());
+    xpb_plugin_query_fn q = (xpb_plugin_query_fn)dlsym(h, XPB_PLUGIN_QUERY_SYMBOL);
+    const xpb_plugin_descriptor *d = NULL;
+    assert_int_equal(q(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, NULL), XPB_OK);
+    const xpb_backend_api *api = d->api;
+    uint32_t n = 99;
+    assert_int_equal(api->device_count(&n), XPB_NO_DEVICE);
+    assert_int_equal(n, 0);
+    const char *why = api->last_error(NULL);
+    if (!strstr(why, "lonely/cuda/backend_cuda_impl.so did not load"))
+        fail_msg("unexpected reason: %s", why);
+    xpb_backend *be = (xpb_backend *)&n;
+    assert_int_equal(api->open(&be, 0), XPB_NO_DEVICE);
+    assert_null(be);
+    assert_int_equal(api->run(NULL, 0), XPB_INVALID_ARGUMENT);
+    assert_string_equal(api->exe_last_error(NULL), why);
+    api->close(NULL);
     dlclose(h);
 }
 
@@ -233,9 +294,13 @@ static void test_cli_info_validate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plugin_loads),    cmocka_unit_test(test_no_device_abi),
-        cmocka_unit_test(test_cli_list),        cmocka_unit_test(test_cli_run),
-        cmocka_unit_test(test_cli_conformance), cmocka_unit_test(test_cli_info_validate),
+        cmocka_unit_test(test_plugin_loads),
+        cmocka_unit_test(test_no_device_abi),
+        cmocka_unit_test(test_loader_without_backend),
+        cmocka_unit_test(test_cli_list),
+        cmocka_unit_test(test_cli_run),
+        cmocka_unit_test(test_cli_conformance),
+        cmocka_unit_test(test_cli_info_validate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

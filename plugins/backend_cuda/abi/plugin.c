@@ -1,4 +1,5 @@
-/* The cuda backend's ABI glue (ABI 1.2): descriptor, function table, device listing without a
+/* The cuda backend's ABI glue (ABI 1.2), the backend proper that loader/loader.c loads on the
+ * host's first call: descriptor, function table, device listing without a
  * context (device_count, describe_device), open / close (one stream pair, one cuDNN handle,
  * one cuBLASLt handle, NVML when present) and the move of a data-parallel rank to its device,
  * device_info, energy, pinned host memory, and the thin entry points over compile.c, run.c and
@@ -12,6 +13,7 @@
 #include <xpubench/xpubench.h>
 
 #include "abi/compile.h"
+#include "abi/identity.h"
 #include "abi/run.h"
 #include "glue/backend.h"
 #include "glue/bandwidth.h"
@@ -265,7 +267,5 @@ static const xpb_backend_api cux_api = {
     .host_free = cux_api_host_free,
 };
 
-XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, "cuda", "1.1.0",
-                  "NVIDIA GPUs (sm_75+): cuDNN 9 graphs, cuBLASLt, one CUDA graph per phase, "
-                  "NCCL for data-parallel runs; fp32, tf32, bf16-mixed, fp16-mixed",
-                  XPB_CAP_FUSION, &cux_api)
+XPB_DEFINE_PLUGIN(XPB_PLUGIN_BACKEND, CUX_PLUGIN_NAME, CUX_PLUGIN_VERSION, CUX_PLUGIN_DESCRIPTION,
+                  CUX_PLUGIN_CAPS, &cux_api)
