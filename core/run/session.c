@@ -4,6 +4,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 #include <string.h>
 
 #include "base/clock.h"
@@ -96,6 +99,12 @@ static xpb_status compile_program(xpb_session *s, const xpb_compile_options *opt
         xpb_err_prefix(err, "%s", xpb_guard_who(who, sizeof who, api));
         goto free_scratch;
     }
+#ifdef __GLIBC__
+    /* What compiling freed (a backend's trial buffers, the initial values' buffer) goes back to
+     * the system before the steps instead of staying in glibc's heap, so that the process's
+     * peak memory is the program's and not the compile's leftovers. */
+    malloc_trim(0);
+#endif
     return XPB_OK;
 free_scratch:
     free(s->scratch);

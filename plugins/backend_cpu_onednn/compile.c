@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "isa.h"
 #include "odn.h"
@@ -298,7 +299,8 @@ void odn_destroy(xpb_executable *exe)
     free(exe->bufs);
     free(exe->phase_begin);
     free(exe->phase_end);
-    free(exe->arena);
+    if (exe->arena)
+        munmap(exe->arena, exe->arena_bytes);
     free(exe->scratch);
     free(exe->op_seconds);
     free(exe->op_calls);
