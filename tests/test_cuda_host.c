@@ -73,6 +73,28 @@ static int teardown(void **state)
 
 /* ---- the plugin through the ABI ---- */
 
+/* The backend table of the plugin at `path`, loaded into *handle (the caller closes it). */
+static const xpb_backend_api *backend_at(void **handle, const char *path)
+{
+    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!*handle)
+        fail_msg("dlopen %s: %s", path, dlerror());
+    xpb_plugin_query_fn q = (xpb_plugin_query_fn)dlsym(*handle, XPB_PLUGIN_QUERY_SYMBOL);
+    assert_non_null(q);
+    const xpb_plugin_descriptor *d = NULL;
+    assert_int_equal(q(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, NULL), XPB_OK);
+    return d->api;
+}
+
+/* device_count's "no device" and its reason (last_error(NULL), owned by the plugin). */
+static const char *no_device_reason(const xpb_backend_api *api)
+{
+    uint32_t n = 99;
+    assert_int_equal(api->device_count(&n), XPB_NO_DEVICE);
+    assert_int_equal(n, 0);
+    return api->last_error(NULL);
+}
+
 static void test_plugin_loads(void **state)
 {
     (void)state;
@@ -126,16 +148,9 @@ static void test_no_device_abi(void **state)
         printf("  an NVIDIA driver is present: the no-driver answers are not checked here\n");
         skip();
     }
-    void *h = dlopen(PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(h);
-    xpb_plugin_query_fn q = (xpb_plugin_query_fn)dlsym(h, XPB_PLUGIN_QUERY_SYMBOL);
-    const xpb_plugin_descriptor *d = NULL;
-    assert_int_equal(q(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, NULL), XPB_OK);
-    const xpb_backend_api *api = d->api;
-    uint32_t n = 99;
-    assert_int_equal(api->device_count(&n), XPB_NO_DEVICE);
-    assert_int_equal(n, 0);
-    const char *why = api->last_error(NULL);
+    void *h;
+    const xpb_backend_api *api = backend_at(&h, PLUGIN);
+    const char *why = no_device_reason(api);
     assert_non_null(strstr(why, "no NVIDIA driver"));
     assert_non_null(strstr(why, "libcuda.so.1"));
     assert_non_null(strstr(why, "580")); /* what to install */
@@ -169,20 +184,12 @@ static void test_loader_without_backend(void **state)
     snprintf(copy, sizeof copy, "%s/lonely/backend_cuda.so", tmpdir);
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/lonely' && cp '%s' '%s'", tmpdir, PLUGIN, copy);
     assert_int_equal(system(cmd), 0);
-    void *h = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        fail_msg("dlopen %s: %s", copy, dlerror());
-    xpb_plugin_query_fn q = (xpb_plugin_query_fn)dlsym(h, XPB_PLUGIN_QUERY_SYMBOL);
-    const xpb_plugin_descriptor *d = NULL;
-    assert_int_equal(q(&d, XPB_ABI_MAJOR, XPB_ABI_MINOR, NULL), XPB_OK);
-    const xpb_backend_api *api = d->api;
-    uint32_t n = 99;
-    assert_int_equal(api->device_count(&n), XPB_NO_DEVICE);
-    assert_int_equal(n, 0);
-    const char *why = api->last_error(NULL);
+    void *h;
+    const xpb_backend_api *api = backend_at(&h, copy);
+    const char *why = no_device_reason(api);
     if (!strstr(why, "lonely/cuda/backend_cuda_impl.so did not load"))
         fail_msg("unexpected reason: %s", why);
-    xpb_backend *be = (xpb_backend *)&n;
+    xpb_backend *be = (xpb_backend *)&h;
     assert_int_equal(api->open(&be, 0), XPB_NO_DEVICE);
     assert_null(be);
     assert_int_equal(api->run(NULL, 0), XPB_INVALID_ARGUMENT);
