@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "isa.h"
 #include "odn.h"
@@ -299,8 +298,7 @@ void odn_destroy(xpb_executable *exe)
     free(exe->bufs);
     free(exe->phase_begin);
     free(exe->phase_end);
-    if (exe->arena)
-        munmap(exe->arena, exe->arena_bytes);
+    odn_arena_free(exe);
     free(exe->scratch);
     free(exe->op_seconds);
     free(exe->op_calls);

@@ -102,6 +102,43 @@ static void sort_ids(uint32_t *ids, uint32_t n, const odn_buf *bufs)
     free(tmp);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ODN_ARENA_FROM_HEAP 1 /* AddressSanitizer's red zones around it */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ODN_ARENA_FROM_HEAP 1
+#endif
+#endif
+
+/* `bytes` of zeroes, page-aligned; NULL when out of memory. Zero pages of the kernel's, made
+ * resident by their first use rather than by a memset here: at compile only the parameters and
+ * the state are written, so the host's generation of initial values no longer coincides with
+ * an arena already wholly resident (AlexNet: a process peak 107 MiB above its training
+ * steps'). Under AddressSanitizer, from the heap, whose red zones catch a step writing past its
+ * end. */
+static char *arena_alloc(size_t bytes)
+{
+#ifdef ODN_ARENA_FROM_HEAP
+    void *p = NULL;
+    return posix_memalign(&p, 4096, bytes) == 0 ? memset(p, 0, bytes) : NULL;
+#else
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+#endif
+}
+
+void odn_arena_free(xpb_executable *exe)
+{
+    if (!exe->arena)
+        return;
+#ifdef ODN_ARENA_FROM_HEAP
+    free(exe->arena);
+#else
+    munmap(exe->arena, exe->arena_bytes);
+#endif
+    exe->arena = NULL;
+}
+
 xpb_status odn_plan_memory(xpb_executable *exe)
 {
     mark_uses(exe, exe->steps, exe->n_steps, 0);
@@ -152,16 +189,8 @@ xpb_status odn_plan_memory(xpb_executable *exe)
     free(pl);
     free(done);
     exe->arena_bytes = total;
-    if (total) {
-        /* Zero pages of the kernel's, made resident by their first use rather than by a memset
-         * here: at compile only the parameters and the state are written, so the initial
-         * values' generation no longer coincides with an arena already wholly resident (AlexNet:
-         * a process peak 107 MiB above its training steps'). */
-        void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: cannot allocate %zu bytes", total);
-        exe->arena = p;
-    }
+    if (total && !(exe->arena = arena_alloc(total)))
+        return odn_fail(exe, XPB_OUT_OF_MEMORY, "compile: cannot allocate %zu bytes", total);
     for (uint32_t i = 0; i < n; i++) {
         odn_buf *b = &exe->bufs[i];
         b->ptr = b->first <= b->last ? exe->arena + b->offset : NULL;

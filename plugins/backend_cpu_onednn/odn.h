@@ -243,6 +243,8 @@ int odn_keeps_master(const xpb_tensor_desc *t);
 xpb_status odn_buf_new(uint32_t *out, xpb_executable *exe, size_t bytes, int pinned);
 /* Marks buffer use by steps, places buffers in one arena and allocates it. */
 xpb_status odn_plan_memory(xpb_executable *exe);
+/* Releases the arena (none: a no-op). */
+void odn_arena_free(xpb_executable *exe);
 
 /* ---- primitive descriptors (pd.c) ---- */
 
