@@ -59,6 +59,14 @@ def torch_run(a, seed):
                                      text=True).stdout.strip().splitlines()[-1])
 
 
+def per_epoch(side):
+    """Seconds per epoch up to the target (evaluations included), or None: the speed apart
+    from how many epochs the seed needed."""
+    if not side.get("seconds") or not side.get("epochs"):
+        return None
+    return round(side["seconds"] / side["epochs"], 1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--xpubench", default="build/xpubench")
@@ -69,18 +77,23 @@ def main():
     ap.add_argument("--eval-every", type=float, default=0.5)
     ap.add_argument("--max-epochs", type=int, default=20)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", help="write every measurement here")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for seed in range(1, a.runs + 1):
+        for seed in range(a.first_seed, a.first_seed + a.runs):
             x = xpubench_run(a, seed, folder)
             t = torch_run(a, seed)
             rows.append({"seed": seed, "xpubench": x, "pytorch": t})
-            print(f"seed {seed}: xpubench {x['seconds']} s ({x['epochs']} epochs), "
-                  f"pytorch {t['seconds']} s ({t['epochs']} epochs), load "
-                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            print(f"seed {seed}: xpubench {x['seconds']} s ({x['epochs']} epochs, "
+                  f"{per_epoch(x)} s per epoch), pytorch {t['seconds']} s ({t['epochs']} "
+                  f"epochs, {per_epoch(t)} s per epoch), load {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            if a.json:  # after every seed: an interrupted comparison keeps what it measured
+                with open(a.json, "w") as f:
+                    json.dump({"settings": vars(a), "rows": rows}, f, indent=2)
     xs = olympic(r["xpubench"]["seconds"] for r in rows)
     ts = olympic(r["pytorch"]["seconds"] for r in rows)
     wait = sum(r["xpubench"]["wait"] or 0 for r in rows)
@@ -89,9 +102,6 @@ def main():
           f"{xs / ts:.2f}x PyTorch's time (target <= 0.80)")
     print(f"input pipeline: the training waited {100 * wait / timed:.2f}% of xpubench's timed "
           f"time (target <= 2%)")
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"settings": vars(a), "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":
