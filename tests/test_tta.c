@@ -114,7 +114,9 @@ static void test_reference_check(void **state)
     assert_false(xpb_tta_outside_reference(NAN, 3.0));
     /* the measured point (docs/results.md), and none where nothing was measured */
     assert_true(xpb_tta_reference_epochs("conv6", "fashion-mnist", 0.9) == 4.5);
-    assert_true(xpb_tta_reference_epochs("resnet18", "fashion-mnist", 0.92) == 0);
+    assert_true(xpb_tta_reference_epochs("resnet18", "fashion-mnist", 0.92) == 3.5);
+    assert_true(xpb_tta_reference_epochs("resnet18", "fashion-mnist", 0.90) == 0);
+    assert_true(xpb_tta_reference_epochs("vgg16", "fashion-mnist", 0.92) == 0);
     assert_true(xpb_tta_reference_epochs("conv6", "fashion-mnist", 0.0) == 0);
     assert_true(xpb_tta_reference_epochs("nope", "fashion-mnist", 0.9) == 0);
     assert_true(xpb_tta_reference_epochs(NULL, NULL, 0.9) == 0);
