@@ -21,6 +21,7 @@
 #include "results/view_fields.h"
 #include "run/tta_record.h"
 #include "run/tta_score.h"
+#include "run/tta_stop.h"
 
 /* cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
@@ -148,7 +149,9 @@ static void constructed(xpb_tta_result *res, xpb_run_config *cfg, xpb_dataset *d
         r->energy_source = "rapl";
         for (int e = 1; e <= 4; e++) {
             double acc = i == 4 ? 0.1 * e : 0.15 * e; /* the last never reaches 0.5 */
-            assert_int_equal(xpb_tta_run_point(r, e, 10.0 * e, acc), 0);
+            /* the last one's loss is NaN at its last evaluation: it diverged there */
+            double loss = i == 4 && e == 4 ? NAN : 1.0 / e;
+            assert_int_equal(xpb_tta_run_point(r, e, 10.0 * e, acc, loss), 0);
             if (i < 4 && acc >= 0.5 && !r->converged) {
                 r->converged = 1;
                 r->epochs = e;
@@ -159,6 +162,7 @@ static void constructed(xpb_tta_result *res, xpb_run_config *cfg, xpb_dataset *d
             r->joules = 10 * secs[i];
         }
         r->data_wait_seconds = 0.5;
+        r->stopped_early = i == 4 ? "diverged" : NULL;
     }
 }
 
@@ -186,6 +190,12 @@ static void test_record_scores_and_sums_energy(void **state)
     assert_true(json_is_null(json_object_get(last, "joules")));
     assert_near(json_real_value(json_object_get(last, "final_accuracy")), 0.4, 1e-12);
     assert_int_equal(json_array_size(json_object_get(last, "curve")), 4);
+    /* the diverged run says so, its non-finite loss is null; the others did not diverge */
+    assert_string_equal(json_string_value(json_object_get(last, "stopped_early")), "diverged");
+    assert_true(json_is_null(json_object_get(json_array_get(runs, 0), "stopped_early")));
+    json_t *lastpts = json_object_get(last, "curve");
+    assert_true(json_is_null(json_object_get(json_array_get(lastpts, 3), "loss")));
+    assert_near(json_real_value(json_object_get(json_array_get(lastpts, 1), "loss")), 0.5, 0);
     assert_true(json_is_null(json_object_get(j, "reference_epochs"))); /* target 0.5: none */
     assert_near(json_real_value(json_object_get(j, "target")), 0.5, 0);
 
@@ -205,6 +215,20 @@ static void test_record_scores_and_sums_energy(void **state)
     assert_int_equal(v.tta.runs[4].converged, 0);
     assert_int_equal(v.tta.runs[4].n_curve, 4);
     assert_near(v.tta.runs[4].curve[3].accuracy, 0.4, 1e-12);
+    assert_true(isnan(v.tta.runs[4].curve[3].loss));
+    assert_near(v.tta.runs[4].curve[1].loss, 0.5, 0);
+    assert_string_equal(v.tta.runs[4].stopped_early, "diverged");
+    assert_null(v.tta.runs[0].stopped_early);
+    char why[64];
+    xpb_results_tta_stopped_note(why, sizeof why, &v.tta);
+    assert_string_equal(why, " (1 diverged)");
+    struct xpb_results_tta_run both[2] = {v.tta.runs[4], v.tta.runs[4]};
+    both[1].stopped_early = "stalled";
+    struct xpb_results_tta two = v.tta;
+    two.runs = both;
+    two.n_runs = 2;
+    xpb_results_tta_stopped_note(why, sizeof why, &two);
+    assert_string_equal(why, " (1 diverged, 1 stalled)");
     assert_near(v.tta.norm_std, 0.5, 0);
 
     /* its numbers by name, each at the path it names */
@@ -240,7 +264,7 @@ static void test_record_scores_and_sums_energy(void **state)
     xpb_results_print_tta(f, &doc);
     fclose(f);
     assert_non_null(strstr(text, "time to accuracy:"));
-    assert_non_null(strstr(text, "4/5"));
+    assert_non_null(strstr(text, "4/5 (1 diverged)"));
     assert_non_null(strstr(text, "10.0-40.0"));
     assert_non_null(strstr(text, "300"));
     free(text);
@@ -249,6 +273,78 @@ static void test_record_scores_and_sums_energy(void **state)
     json_decref(run);
     json_decref(j);
     xpb_tta_result_free(&res);
+}
+
+/* A run at `n` evaluations every half epoch: accuracy and loss of each. */
+static void curve_of(xpb_tta_run *r, const double *acc, const double *loss, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(
+            xpb_tta_run_point(r, 0.5 * (double)(i + 1), 10.0 * (double)i, acc[i], loss[i]), 0);
+}
+
+/* The early stop: a non-finite loss at once; chance accuracy with ln(10) loss only once it has
+ * lasted XPB_TTA_STALL_EPOCHS; a recovery, a learning run, or a wrong but confident network go
+ * on. */
+static void test_stop_rule(void **state)
+{
+    (void)state;
+    xpb_tta_run r;
+    const double ln10 = log(10.0);
+    const double learning[] = {0.5, 0.7, 0.8, 0.85, 0.86, 0.87};
+    const double learning_loss[] = {1.2, 0.8, 0.6, 0.5, 0.45, 0.4};
+    curve_of(&r, learning, learning_loss, 6);
+    assert_null(xpb_tta_stop_reason(&r, 10));
+    free(r.curve);
+
+    const double nan_loss[] = {1.2, 0.8, NAN};
+    curve_of(&r, learning, nan_loss, 3);
+    assert_string_equal(xpb_tta_stop_reason(&r, 10), "diverged");
+    free(r.curve);
+    const double inf_loss[] = {INFINITY};
+    curve_of(&r, learning, inf_loss, 1);
+    assert_string_equal(xpb_tta_stop_reason(&r, 10), "diverged");
+    free(r.curve);
+
+    /* at chance from 1.0 epochs: 1.0 .. 2.5 is 1.5 epochs, then 1.0 .. 3.0 is 2 */
+    const double stuck[] = {0.6, 0.1, 0.1, 0.1, 0.1, 0.1};
+    const double stuck_loss[] = {1.0, ln10 + 0.01, ln10 - 0.02, ln10 + 0.06, ln10, ln10 + 0.03};
+    curve_of(&r, stuck, stuck_loss, 5);
+    assert_null(xpb_tta_stop_reason(&r, 10));
+    free(r.curve);
+    curve_of(&r, stuck, stuck_loss, 6);
+    assert_string_equal(xpb_tta_stop_reason(&r, 10), "stalled");
+    free(r.curve);
+
+    /* the streak broken by a recovery starts again */
+    const double recovered[] = {0.1, 0.1, 0.1, 0.4, 0.1, 0.1, 0.1, 0.1};
+    const double recovered_loss[] = {ln10, ln10, ln10, 1.5, ln10, ln10, ln10, ln10};
+    curve_of(&r, recovered, recovered_loss, 7);
+    assert_null(xpb_tta_stop_reason(&r, 10)); /* 2.5 .. 3.5: 1 epoch */
+    free(r.curve);
+    curve_of(&r, recovered, recovered_loss, 8);
+    assert_null(xpb_tta_stop_reason(&r, 10)); /* 2.5 .. 4.0: 1.5 epochs */
+    free(r.curve);
+
+    /* chance accuracy with a loss far from ln(10): still learning something (or confidently
+     * wrong), not a constant output: goes on */
+    const double wrong[] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
+    const double wrong_loss[] = {3.5, 3.0, 2.9, 2.8, 2.7, 2.6};
+    curve_of(&r, wrong, wrong_loss, 6);
+    assert_null(xpb_tta_stop_reason(&r, 10));
+    free(r.curve);
+    /* above chance with ln(10) loss: goes on */
+    const double above[] = {0.2, 0.2, 0.2, 0.2, 0.2, 0.2};
+    curve_of(&r, above, stuck_loss + 1, 5);
+    assert_null(xpb_tta_stop_reason(&r, 10));
+    free(r.curve);
+    /* no evaluation yet, or one class: nothing to say */
+    curve_of(&r, stuck, stuck_loss, 0);
+    assert_null(xpb_tta_stop_reason(&r, 10));
+    curve_of(&r, stuck, stuck_loss + 1, 5);
+    assert_null(xpb_tta_stop_reason(&r, 1));
+    free(r.curve);
 }
 
 /* The median of the converged runs' epochs (an even count averages the middle two) and the
@@ -284,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_reference_check),
         cmocka_unit_test(test_record_scores_and_sums_energy),
         cmocka_unit_test(test_summaries),
+        cmocka_unit_test(test_stop_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,9 +2,10 @@
  * Fashion-MNIST's IDX format (each class a bright bar at its own rows over noise) trained by
  * conv6 on cpu_onednn until a target test accuracy; the run converges, the same seed gives the
  * same accuracy curve twice, the record has what docs/results.md promises and the log (stderr,
- * not a terminal) has every evaluation; Ctrl-C stops a run at its next step, not at its end; and
- * a damaged file fails the run with the file and the byte offset. The real dataset's reading is
- * test_dataset's; the scoring's is test_tta's. */
+ * not a terminal) has every evaluation; Ctrl-C stops a run at its next step, not at its end; a
+ * run whose loss stops being finite stops and says it diverged; and a damaged file fails the run
+ * with the file and the byte offset. The real dataset's reading is test_dataset's; the
+ * scoring's is test_tta's. */
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -157,6 +158,7 @@ static void test_converges_and_repeats(void **state)
     json_t *ra = json_array_get(json_object_get(ta, "runs"), 0);
     json_t *rb = json_array_get(json_object_get(tb, "runs"), 0);
     assert_true(json_is_true(json_object_get(ra, "converged")));
+    assert_true(json_is_null(json_object_get(ra, "stopped_early")));
     assert_int_equal(json_integer_value(json_object_get(ra, "seed")), 7);
     assert_int_equal(json_integer_value(json_object_get(ta, "train_samples")), TRAIN);
     assert_int_equal(json_integer_value(json_object_get(ta, "test_samples")), TEST);
@@ -174,7 +176,8 @@ static void test_converges_and_repeats(void **state)
         double s = json_real_value(json_object_get(pa, "seconds"));
         assert_true(s > last); /* time runs forward */
         last = s;
-        assert_true(fabs(ea - 0.5 * (double)(i + 1)) < 1e-9); /* every half epoch */
+        assert_true(fabs(ea - 0.5 * (double)(i + 1)) < 1e-9);                /* every half epoch */
+        assert_true(isfinite(json_real_value(json_object_get(pa, "loss")))); /* training loss */
     }
     /* the run stopped at the evaluation that reached the target */
     json_t *end = json_array_get(ca, json_array_size(ca) - 1);
@@ -266,6 +269,52 @@ static void test_ctrl_c_stops_a_run_at_its_next_step(void **state)
     json_decref(doc);
 }
 
+/* A learning rate that blows the weights up: the run stops at the first evaluation whose training
+ * loss is not finite, is recorded as diverged (not converged, no time), and the next seed still
+ * runs; it does not train on at chance accuracy to max_epochs. */
+static void test_a_diverged_run_stops_and_says_so(void **state)
+{
+    (void)state;
+    char scen[400], out[400], *err = NULL;
+    snprintf(scen, sizeof scen, "%s/diverge.yaml", tmpdir);
+    snprintf(out, sizeof out, "%s/diverge.json", tmpdir);
+    FILE *f = fopen(scen, "w");
+    assert_non_null(f);
+    fprintf(f, "name: tta-diverge\ndata_dir: .\nruns:\n"
+               "  - {name: blowup, model: conv6, mode: tta, data: fashion-mnist,\n"
+               "     backend: cpu_onednn, threads: 2, batch: 16, lr: 1.0e+4, target: 0.99,\n"
+               "     eval_every: 0.5, max_epochs: 40, runs: 2, seed: 7}\n");
+    fclose(f);
+    int rc = xpb(NULL, &err, "run", scen, "-o", out, NULL);
+    if (rc != 0 || !strstr(err, "blowup: ok, 0 of 2 runs reached test accuracy 0.9900 (2 diverged"))
+        fail_msg("exit %d: %s", rc, err);
+    if (!strstr(err, "run 1/2: epoch 0.50: test accuracy ") ||
+        !strstr(err, "diverged (the loss is not finite), this run stops"))
+        fail_msg("the log does not say the run diverged: %s", err);
+    free(err);
+    json_error_t e;
+    json_t *doc = json_load_file(out, 0, &e);
+    assert_non_null(doc);
+    json_t *tta = tta_of(doc);
+    json_t *runs = json_object_get(tta, "runs");
+    assert_int_equal(json_array_size(runs), 2); /* the second seed ran after the first diverged */
+    for (size_t i = 0; i < 2; i++) {
+        json_t *r = json_array_get(runs, i);
+        assert_true(json_is_false(json_object_get(r, "converged")));
+        assert_string_equal(json_string_value(json_object_get(r, "stopped_early")), "diverged");
+        assert_true(json_is_null(json_object_get(r, "seconds")));
+        /* stopped within a few evaluations, not after 40 epochs of 20 steps */
+        assert_true(json_integer_value(json_object_get(r, "steps")) <= 5 * 10);
+        json_t *curve = json_object_get(r, "curve");
+        json_t *end = json_array_get(curve, json_array_size(curve) - 1);
+        assert_true(json_is_null(json_object_get(end, "loss")));
+    }
+    json_t *secs = json_object_get(tta, "seconds");
+    assert_int_equal(json_integer_value(json_object_get(secs, "converged")), 0);
+    assert_true(json_is_null(json_object_get(secs, "mean")));
+    json_decref(doc);
+}
+
 static void test_damaged_file_names_file_and_offset(void **state)
 {
     (void)state;
@@ -293,6 +342,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_converges_and_repeats),
         cmocka_unit_test(test_ctrl_c_stops_a_run_at_its_next_step),
+        cmocka_unit_test(test_a_diverged_run_stops_and_says_so),
         cmocka_unit_test(test_damaged_file_names_file_and_offset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -26,6 +26,7 @@
 #include "plugin/guard.h"
 #include "render/terminal.h"
 #include "results/results.h"
+#include "results/tta_table.h"
 #include "results/view.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
@@ -80,6 +81,9 @@ static void summary_line(const struct xpb_results_run *run)
         const struct xpb_results_tta *t = &run->tta;
         fprintf(stderr, "%s: ok, %lld of %lld runs reached test accuracy %.4f", run->id,
                 (long long)t->seconds.converged, (long long)t->seconds.runs, t->target);
+        char why[64];
+        xpb_results_tta_stopped_note(why, sizeof why, t);
+        fputs(why, stderr);
         if (!isnan(t->seconds.mean))
             fprintf(stderr, ", time to target %.1f s (Olympic mean of %lld)", t->seconds.mean,
                     (long long)t->seconds.used);

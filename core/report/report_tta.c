@@ -9,6 +9,7 @@
 
 #include "report/report_describe.h"
 #include "report/report_sections.h"
+#include "results/tta_table.h"
 
 #define DESC                                                                                       \
     (XPB_COL_FILE | XPB_COL_MODEL | XPB_COL_BATCH | XPB_COL_PRECISION | XPB_COL_BACKEND |          \
@@ -20,26 +21,6 @@ static void tta_cell(xpb_report *r, xpb_report_cell *c, const xpb_rrun *run, dou
 {
     if (isfinite(v))
         xpb_cell_number(c, v, unit, xpb_rrun_src(r, run, path));
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/* The median epochs of the converged runs (derived); NaN without any. */
-static double median_epochs(const struct xpb_results_tta *t)
-{
-    double v[128];
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_runs && n < 128; i++)
-        if (t->runs[i].converged == 1 && isfinite(t->runs[i].epochs))
-            v[n++] = t->runs[i].epochs;
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof v[0], by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static xpb_status table(xpb_report *r, xpb_report_section *s, size_t *rows)
@@ -55,7 +36,9 @@ static xpb_status table(xpb_report *r, xpb_report_section *s, size_t *rows)
         return XPB_OUT_OF_MEMORY;
     t->note = "time s and energy J: the Olympic mean over the runs (the fastest and the slowest "
               "dropped; a run that missed the target counts as the slowest, and two that missed "
-              "leave no mean); min s and max s: the converged runs' spread; epochs: their median; "
+              "leave no mean); reached: runs that reached the target (diverged or stalled: stopped "
+              "early, see docs/results.md); min s and max s: the converged "
+              "runs' spread; epochs: their median; "
               "outside: runs that converged in fewer than half or more than twice the reference "
               "epochs; init s: building and compiling, before the clock (first run)";
     for (size_t i = 0; i < r->runs->n; i++) {
@@ -69,9 +52,11 @@ static xpb_status table(xpb_report *r, xpb_report_section *s, size_t *rows)
         xpb_rrun_desc_cells(r, c, run, DESC);
         c += nd;
         tta_cell(r, &c[0], run, tt->target, XPB_UNIT_PERCENT, "tta.target");
-        char reached[48];
-        snprintf(reached, sizeof reached, "%lld of %lld", (long long)tt->seconds.converged,
-                 (long long)tt->seconds.runs);
+        char reached[128];
+        char why[64];
+        xpb_results_tta_stopped_note(why, sizeof why, tt);
+        snprintf(reached, sizeof reached, "%lld of %lld%s", (long long)tt->seconds.converged,
+                 (long long)tt->seconds.runs, why);
         xpb_cell_text(&c[1], xpb_arena_strdup(&r->arena, reached));
         tta_cell(r, &c[2], run, tt->seconds.mean, XPB_UNIT_NONE, "tta.seconds.mean");
         if (!isfinite(tt->seconds.mean))
@@ -81,13 +66,11 @@ static xpb_status table(xpb_report *r, xpb_report_section *s, size_t *rows)
         tta_cell(r, &c[5], run, tt->joules.mean, XPB_UNIT_JOULES, "tta.joules.mean");
         if (!isfinite(tt->joules.mean))
             xpb_cell_text(&c[5], "not measured");
-        double epochs = median_epochs(tt);
+        double epochs = xpb_results_tta_median_epochs(tt);
         if (isfinite(epochs))
             xpb_cell_number(&c[6], epochs, XPB_UNIT_NONE, NULL);
         tta_cell(r, &c[7], run, tt->reference_epochs, XPB_UNIT_NONE, "tta.reference_epochs");
-        size_t outside = 0;
-        for (size_t k = 0; k < tt->n_runs; k++)
-            outside += tt->runs[k].outside_reference == 1;
+        size_t outside = xpb_results_tta_outside(tt);
         xpb_cell_number(&c[8], (double)outside, XPB_UNIT_COUNT, NULL);
         if (outside)
             c[8].flags |= XPB_CELL_FLAGGED;

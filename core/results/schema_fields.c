@@ -42,6 +42,7 @@ static const char *const plugin_kinds[] = {"backend", "model", NULL};
 static const char *const statuses[] = {"ok", "unsupported", "failed", "interrupted", NULL};
 static const char *const modes[] = {"train", "inference", "tta", NULL};
 static const char *const energy_sources[] = {"backend", "rapl", NULL};
+static const char *const stop_reasons[] = {"diverged", "stalled", NULL};
 static const char *const transfers[] = {"resident", "streamed", NULL};
 static const char *const optimizers[] = {"sgd", "adam", "adamw", NULL};
 static const char *const units[] = {"samples/s", NULL};
@@ -325,6 +326,7 @@ static const struct xpb_schema_field tta_point_fields[] = {
     NUM3("epochs", XPB_SF_REQ, XPB_SR_GE0),
     NUM3("seconds", XPB_SF_REQ, XPB_SR_GE0),
     NUM3("accuracy", XPB_SF_REQ, XPB_SR_01),
+    NUM3("loss", XPB_SF_NULL, XPB_SR_ANY),
     END,
 };
 static const struct xpb_schema_field tta_point_element[] = {
@@ -333,6 +335,7 @@ static const struct xpb_schema_field tta_point_element[] = {
 static const struct xpb_schema_field tta_run_fields[] = {
     INT3("seed", XPB_SF_REQ, XPB_SR_GE0),
     BOOL3("converged", XPB_SF_REQ),
+    {"stopped_early", XPB_SK_ENUM, XPB_SF_NULL, XPB_SR_ANY, stop_reasons, NULL, 3},
     NUM3("seconds", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
     NUM3("epochs", XPB_SF_REQ | XPB_SF_NULL, XPB_SR_GE0),
     INT3("steps", XPB_SF_REQ, XPB_SR_GE0),

@@ -60,6 +60,22 @@ size_t xpb_results_tta_outside(const struct xpb_results_tta *t)
     return outside;
 }
 
+void xpb_results_tta_stopped_note(char *buf, size_t size, const struct xpb_results_tta *t)
+{
+    size_t diverged = 0, stalled = 0;
+    for (size_t i = 0; i < t->n_runs; i++) {
+        const char *why = t->runs[i].stopped_early;
+        diverged += why && strcmp(why, "diverged") == 0;
+        stalled += why && strcmp(why, "stalled") == 0;
+    }
+    if (diverged && stalled)
+        snprintf(buf, size, " (%zu diverged, %zu stalled)", diverged, stalled);
+    else if (diverged || stalled)
+        snprintf(buf, size, " (%zu %s)", diverged + stalled, diverged ? "diverged" : "stalled");
+    else if (size)
+        buf[0] = '\0';
+}
+
 /* The share of the timed region the training waited for the input pipeline, over every run. */
 static double wait_share(const struct xpb_results_tta *t)
 {
@@ -114,8 +130,10 @@ static void cell(char *buf, size_t size, const struct xpb_results_run *run, int 
         num(buf, size, "%.4f", t->target);
         break;
     case COL_REACHED:
-        snprintf(buf, size, "%lld/%lld", (long long)t->seconds.converged,
-                 (long long)t->seconds.runs);
+        char why[64];
+        xpb_results_tta_stopped_note(why, sizeof why, t);
+        snprintf(buf, size, "%lld/%lld%s", (long long)t->seconds.converged,
+                 (long long)t->seconds.runs, why);
         break;
     case COL_TIME:
         num(buf, size, "%.1f", t->seconds.mean);
@@ -185,7 +203,9 @@ void xpb_results_print_tta(FILE *f, const struct xpb_results_doc *v)
                     col == N_COLS - 1 ? "\n" : "  ");
         }
     }
-    fprintf(f, "reached = runs that reached the target test accuracy within max_epochs; time s = "
+    fprintf(f, "reached = runs that reached the target test accuracy within max_epochs (diverged: "
+               "stopped early, its training loss not finite; stalled: stopped early, at chance "
+               "accuracy with a constant output's loss for 2 epochs); time s = "
                "seconds from the first batch to the evaluation that reached it, every evaluation "
                "included (Olympic mean: the fastest and the slowest run dropped; - when a scored "
                "run did not converge); epochs = median of the runs that converged; energy J = "

@@ -19,6 +19,10 @@ double xpb_results_tta_median_epochs(const struct xpb_results_tta *t);
  * (outside_reference): the table's "!" and the leaderboard's flag. */
 size_t xpb_results_tta_outside(const struct xpb_results_tta *t);
 
+/* " (1 diverged, 2 stalled)": how many of t's runs stopped early and why (docs/results.md,
+ * stopped_early), into buf; "" when none did. */
+void xpb_results_tta_stopped_note(char *buf, size_t size, const struct xpb_results_tta *t);
+
 /* Prints the table of v's finished tta runs to f; nothing when it has none. */
 void xpb_results_print_tta(FILE *f, const struct xpb_results_doc *v);
 

@@ -274,6 +274,7 @@ static void read_tta_run(struct xpb_results_tta_run *r, xpb_arena *arena, const 
         .steps = int_of(o, "steps"),
         .samples = int_of(o, "samples"),
         .converged = bool_of(o, "converged"),
+        .stopped_early = str_of(o, "stopped_early"),
         .outside_reference = bool_of(o, "outside_reference"),
         .seconds = num_of(o, "seconds"),
         .epochs = num_of(o, "epochs"),
@@ -291,7 +292,7 @@ static void read_tta_run(struct xpb_results_tta_run *r, xpb_arena *arena, const 
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(a, i);
         p[i] = (struct xpb_results_tta_point){num_of(e, "epochs"), num_of(e, "seconds"),
-                                              num_of(e, "accuracy")};
+                                              num_of(e, "accuracy"), num_of(e, "loss")};
     }
     r->curve = p;
     r->n_curve = n;

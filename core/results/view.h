@@ -180,12 +180,13 @@ struct xpb_results_profile_entry {
 
 /* tta: a time-to-accuracy run (version 3, docs/results.md "Time to accuracy"). */
 struct xpb_results_tta_point {
-    double epochs, seconds, accuracy;
+    double epochs, seconds, accuracy, loss; /* loss: NaN when null or absent */
 };
 
 struct xpb_results_tta_run {
     int64_t seed, steps, samples;
     int converged, outside_reference; /* 1, 0 or XPB_RESULTS_NO_BOOL */
+    const char *stopped_early;        /* "diverged", "stalled"; NULL: null or absent */
     double seconds, epochs, joules;   /* to the target: NaN when it did not converge */
     double init_seconds, data_wait_seconds, final_accuracy;
     const char *energy_source;

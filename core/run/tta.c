@@ -19,6 +19,7 @@
 #include "run/run_record.h"
 #include "run/session.h"
 #include "run/tta_record.h"
+#include "run/tta_stop.h"
 
 /* A program and its session, with the ids of the tensors the loop reads and writes. */
 typedef struct side {
@@ -233,7 +234,7 @@ static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
     xpb_energy e = {0};
     xpb_meter_start(&m, &train.s, &e);
     double t0 = xpb_now();
-    uint32_t batches = 0;
+    uint32_t batches = 0, classes = (uint32_t)eval.mp->tensors[eval.logits].dims[1];
     for (uint32_t epoch = 0; epoch < cfg->max_epochs && !r->converged; epoch++) {
         batches = xpb_batcher_train_epoch(b, epoch);
         uint32_t every = (uint32_t)fmax(1.0, round(cfg->eval_every * batches));
@@ -258,13 +259,25 @@ static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
                 (st = evaluate(&accuracy, &eval, &train, eb, buf, err)))
                 goto stop_meter;
             double at = xpb_now() - t0, epochs = (double)r->steps / batches;
-            if ((st = xpb_tta_run_point(r, epochs, at, accuracy))) {
+            if ((st = xpb_tta_run_point(r, epochs, at, accuracy, loss))) {
                 xpb_err_set(err, st, "out of memory");
                 goto stop_meter;
             }
-            char detail[128];
-            snprintf(detail, sizeof detail, "epoch %.2f: test accuracy %.4f (target %.4f)", epochs,
-                     accuracy, cfg->target);
+            char detail[200];
+            const char *why = train.mp->n_losses ? xpb_tta_stop_reason(r, classes) : NULL;
+            if (why) {
+                r->stopped_early = why;
+                snprintf(detail, sizeof detail,
+                         "epoch %.2f: test accuracy %.4f, training loss %.4f: %s, this run stops",
+                         epochs, accuracy, loss,
+                         why[0] == 'd' ? "diverged (the loss is not finite)"
+                                       : "stalled (chance accuracy, constant output)");
+                xpb_progress_note(label, fmin(1.0, epochs / cfg->max_epochs), detail);
+                goto stop_meter;
+            }
+            snprintf(detail, sizeof detail,
+                     "epoch %.2f: test accuracy %.4f (target %.4f), training loss %.4f", epochs,
+                     accuracy, cfg->target, loss);
             xpb_progress_note(label, fmin(1.0, epochs / cfg->max_epochs), detail);
             if (accuracy >= cfg->target) {
                 r->converged = 1;

@@ -38,7 +38,7 @@ void xpb_tta_result_drop_last(xpb_tta_result *res)
         free(res->runs[--res->n_runs].curve);
 }
 
-int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accuracy)
+int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accuracy, double loss)
 {
     if (r->n_curve == r->cap_curve) {
         size_t cap = r->cap_curve ? 2 * r->cap_curve : 16;
@@ -48,7 +48,7 @@ int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accu
         r->curve = grown;
         r->cap_curve = cap;
     }
-    r->curve[r->n_curve++] = (xpb_tta_point){epochs, seconds, accuracy};
+    r->curve[r->n_curve++] = (xpb_tta_point){epochs, seconds, accuracy, loss};
     return XPB_OK;
 }
 
@@ -61,11 +61,14 @@ static json_t *run_json(const xpb_tta_run *r, double reference)
 {
     json_t *j = json_object(), *curve = json_array();
     for (size_t i = 0; i < r->n_curve; i++)
-        json_array_append_new(curve, json_pack("{s:o,s:o,s:o}", "epochs", num(r->curve[i].epochs),
-                                               "seconds", num(r->curve[i].seconds), "accuracy",
-                                               num(r->curve[i].accuracy)));
+        json_array_append_new(curve,
+                              json_pack("{s:o,s:o,s:o,s:o}", "epochs", num(r->curve[i].epochs),
+                                        "seconds", num(r->curve[i].seconds), "accuracy",
+                                        num(r->curve[i].accuracy), "loss", num(r->curve[i].loss)));
     json_object_set_new(j, "seed", json_integer((json_int_t)r->seed));
     json_object_set_new(j, "converged", json_boolean(r->converged));
+    json_object_set_new(j, "stopped_early",
+                        r->stopped_early ? json_string(r->stopped_early) : json_null());
     json_object_set_new(j, "seconds", num(r->seconds));
     json_object_set_new(j, "epochs", num(r->epochs));
     json_object_set_new(j, "steps", json_integer((json_int_t)r->steps));

@@ -10,14 +10,19 @@
 #include "data/dataset.h"
 #include "scenario/run_config.h"
 
-/* One evaluation: after `epochs` epochs, `seconds` into the timed region. */
+/* One evaluation: after `epochs` epochs, `seconds` into the timed region; `loss` is the training
+ * loss of the step just before it (NaN when the loss itself was not finite). */
 typedef struct xpb_tta_point {
-    double epochs, seconds, accuracy;
+    double epochs, seconds, accuracy, loss;
 } xpb_tta_point;
 
 typedef struct xpb_tta_run {
     uint64_t seed;
     int converged;
+    /* Why the run stopped before the target and max_epochs: "diverged" (its training loss
+     * stopped being finite), "stalled" (chance accuracy and the loss of a constant output for
+     * XPB_TTA_STALL_EPOCHS, tta.h), NULL when it did not; static. */
+    const char *stopped_early;
     double seconds, epochs; /* at the evaluation that reached the target (NaN otherwise) */
     uint64_t steps, samples;
     double joules;             /* over the timed region of a converged run; NaN: not measured */
@@ -46,7 +51,7 @@ xpb_tta_run *xpb_tta_result_add(xpb_tta_result *res);
 void xpb_tta_result_drop_last(xpb_tta_result *res);
 
 /* Appends an evaluation to r's curve. XPB_OUT_OF_MEMORY or XPB_OK. */
-int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accuracy);
+int xpb_tta_run_point(xpb_tta_run *r, double epochs, double seconds, double accuracy, double loss);
 
 /* The "tta" object: settings, every run, the Olympic score of time and energy, the reference
  * check. A new reference owned by the caller; NULL when out of memory. */

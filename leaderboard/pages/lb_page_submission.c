@@ -256,6 +256,12 @@ static void tta_curve(struct xpb_text *b, const struct xpb_results_tta *t,
         if (r->outside_reference == 1)
             xpb_text_puts(b, " <span class=\"disturbed\" title=\"outside the reference "
                              "convergence point\">!</span>");
+    } else if (r->stopped_early) {
+        xpb_text_puts(b, ": <span class=\"muted\">stopped early: ");
+        xpb_text_puts(b, strcmp(r->stopped_early, "diverged") == 0
+                             ? "diverged (its training loss stopped being finite)"
+                             : "stalled (at chance accuracy, not learning)");
+        xpb_text_puts(b, "</span>");
     } else {
         xpb_text_puts(b, ": <span class=\"muted\">did not reach the target in ");
         xpb_format_grouped(b, lb_doc_num(t->max_epochs), 0);

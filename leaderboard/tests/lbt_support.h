@@ -45,11 +45,12 @@ struct lbt_tta {
     const char *id, *model, *variant, *precision, *backend, *device;
     const char *kind; /* device.kind; NULL: "unknown" */
     long batch;
-    double target;     /* the test accuracy to reach */
-    size_t n_runs;     /* at most 8 */
-    double seconds[8]; /* each run's time to the target; NAN: it did not reach it */
-    double epochs[8];  /* each run's epochs to the target (when it reached it) */
-    double watts;      /* energy = watts x seconds; 0: not measured */
+    double target;                /* the test accuracy to reach */
+    size_t n_runs;                /* at most 8 */
+    double seconds[8];            /* each run's time to the target; NAN: it did not reach it */
+    double epochs[8];             /* each run's epochs to the target (when it reached it) */
+    double watts;                 /* energy = watts x seconds; 0: not measured */
+    const char *stopped_early[8]; /* each run's; NULL: ran to its target or max_epochs */
 };
 
 /* A results document of schema version 3 with the finished throughput runs `runs` (as

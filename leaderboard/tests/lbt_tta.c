@@ -44,11 +44,12 @@ static json_t *tta_json(const struct lbt_tta *t)
         size_t points = (size_t)ceil(epochs / cfg.eval_every);
         for (size_t k = 1; k <= points; k++) {
             double e = k == points ? epochs : (double)k * cfg.eval_every;
-            if (xpb_tta_run_point(r, e, seconds * e / epochs, top * e / epochs) != 0)
+            if (xpb_tta_run_point(r, e, seconds * e / epochs, top * e / epochs, 0.5) != 0)
                 die("out of memory");
         }
         r->seed = i;
         r->converged = converged;
+        r->stopped_early = t->stopped_early[i];
         r->seconds = converged ? seconds : NAN;
         r->epochs = converged ? epochs : NAN;
         r->steps = (uint64_t)(epochs * 60000 / 64);

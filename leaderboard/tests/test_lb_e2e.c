@@ -228,7 +228,8 @@ static void test_tta_uploaded(void **state)
          3,
          {300, 320, 340},
          {3, 3, 3},
-         0},
+         0,
+         {NULL}},
         {"tta-fast",
          "conv6",
          "e2e",
@@ -241,7 +242,8 @@ static void test_tta_uploaded(void **state)
          3,
          {80, 90, 100},
          {3, 3, 3},
-         60},
+         60,
+         {NULL}},
     };
     json_t *doc = lbt_doc_v3("Xeon tta e2e", NULL, 0, tta, 2, 4343);
     char file[512], out[8192];

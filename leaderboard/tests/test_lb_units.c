@@ -2182,8 +2182,9 @@ static void test_flood(void **state)
 /* ---- time to accuracy (schema version 3) ---- */
 
 /* Three time-to-accuracy results of conv6 on Fashion-MNIST to 0.90 (the reference converges
- * in 4.5 epochs, core's measured point): "steady" reaches it in ~120 s, "quick" in ~60 s with one run after 1 epoch
- * (outside the reference point), "stuck" has two of three runs that never reach it. */
+ * in 4.5 epochs, core's measured point): "steady" reaches it in ~120 s, "quick" in ~60 s with one
+ * run after 1 epoch (outside the reference point), "stuck" has two of three runs that never reach
+ * it. */
 static const struct lbt_tta tta_results[3] = {
     {"steady",
      "conv6",
@@ -2197,7 +2198,8 @@ static const struct lbt_tta tta_results[3] = {
      5,
      {100, 110, 120, 130, 140},
      {3, 3, 3.25, 3.5, 3.5},
-     50},
+     50,
+     {NULL}},
     {"quick",
      "conv6",
      "default",
@@ -2210,7 +2212,8 @@ static const struct lbt_tta tta_results[3] = {
      3,
      {20, 60, 70},
      {1, 3, 3.25},
-     0},
+     0,
+     {NULL}},
     {"stuck",
      "conv6",
      "default",
@@ -2223,7 +2226,8 @@ static const struct lbt_tta tta_results[3] = {
      3,
      {200, NAN, NAN},
      {3, 0, 0},
-     0},
+     0,
+     {NULL, "stalled", NULL}},
 };
 
 static const struct lbt_run tta_throughput = {
@@ -2262,7 +2266,7 @@ static void test_tta_extract(void **state)
     assert_true(fabs(t->seconds - 120) < 1e-9); /* Olympic: 110, 120, 130 */
     assert_true(t->seconds_min == 100 && t->seconds_max == 140);
     assert_true(fabs(t->joules - 50 * 120) < 1e-6);
-    assert_true(t->epochs == 3.25); /* the median */
+    assert_true(t->epochs == 3.25);          /* the median */
     assert_true(t->reference_epochs == 4.5); /* conv6's measured point (core, tta_score.c) */
     assert_int_equal(t->converged, 5);
     assert_int_equal(t->runs, 5);
@@ -2454,6 +2458,7 @@ static void test_tta_page(void **state)
     assert_non_null(strstr(a.body, "time to accuracy"));
     assert_non_null(strstr(a.body, "reached 5/5"));
     assert_non_null(strstr(a.body, "did not reach the target in 10 epochs"));
+    assert_non_null(strstr(a.body, "stopped early: stalled (at chance accuracy"));
     assert_null(strstr(a.body, "<script>alert"));
     free(a.body);
     /* the API lists the tta runs without a throughput */
