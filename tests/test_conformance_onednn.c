@@ -623,6 +623,67 @@ static void test_api_options_profile_memory(void **state)
     api->close(be);
 }
 
+/* Mappings of this process that were asked to be transparent huge pages ("hg" among the
+ * VmFlags of /proc/self/smaps); -1 when the file cannot be read. */
+static int huge_page_mappings(void)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line, " hg"))
+            n++;
+    fclose(f);
+    return n;
+}
+
+/* The arena is asked to be transparent huge pages (memplan.c) unless XPB_ONEDNN_NO_HUGEPAGES is
+ * set, and never under AddressSanitizer, where it is a heap block. */
+static void test_api_arena_huge_pages(void **state)
+{
+    (void)state;
+    int asan = 0;
+#if defined(__SANITIZE_ADDRESS__)
+    asan = 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    asan = 1;
+#endif
+#endif
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!thp || huge_page_mappings() < 0) {
+        if (thp)
+            fclose(thp);
+        skip(); /* a kernel without transparent huge pages: nothing to ask for */
+    }
+    fclose(thp);
+    const xpb_backend_api *api = onednn();
+    xpb_backend *be = NULL;
+    assert_int_equal(api->open(&be, 0), XPB_OK);
+    tiny p;
+    tiny_init(&p, 0);
+    xpb_compile_options o = {
+        .struct_size = sizeof o, .precision = XPB_PRECISION_FP32, .fusion = 1, .threads = 2};
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("XPB_ONEDNN_NO_HUGEPAGES", "1", 1);
+        int before = huge_page_mappings();
+        xpb_executable *exe = NULL;
+        assert_int_equal(api->compile(&exe, be, &p.prog, &o), XPB_OK);
+        int after = huge_page_mappings();
+        if (asan || off)
+            assert_int_equal(after, before);
+        else
+            assert_int_equal(after, before + 1);
+        api->destroy(exe);
+        assert_int_equal(huge_page_mappings(), before); /* unmapped with the executable */
+    }
+    unsetenv("XPB_ONEDNN_NO_HUGEPAGES");
+    api->close(be);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -631,6 +692,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_api_refusals),
         cmocka_unit_test(test_api_write_async_and_phases),
         cmocka_unit_test(test_api_options_profile_memory),
+        cmocka_unit_test(test_api_arena_huge_pages),
         cmocka_unit_test(test_api_unsupported_policy_is_reported),
         cmocka_unit_test(test_ops_fp32_fused),
         cmocka_unit_test(test_ops_fp32_unfused),

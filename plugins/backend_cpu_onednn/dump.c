@@ -43,8 +43,8 @@ static void md_text(const dnnl_memory_desc_t *md, char *buf, size_t size)
 
 void odn_dump_steps(const xpb_executable *exe, FILE *f)
 {
-    fprintf(f, "cpu_onednn: %u steps, arena %.1f MiB, scratchpad %.1f MiB, %u buffers\n",
-            exe->n_steps, (double)exe->arena_bytes / 1048576.0,
+    fprintf(f, "cpu_onednn: %u steps, arena %.1f MiB (%s pages), scratchpad %.1f MiB, %u buffers\n",
+            exe->n_steps, (double)exe->arena_bytes / 1048576.0, exe->arena_huge ? "huge" : "4 KiB",
             (double)exe->scratch_bytes / 1048576.0, exe->n_bufs);
     for (uint32_t i = 0; i < exe->n_steps; i++) {
         const odn_step *s = &exe->steps[i];

@@ -161,7 +161,8 @@ struct xpb_executable {
     uint32_t cur_op;                   /* op being compiled */
     char *arena;
     size_t arena_bytes;
-    char *scratch; /* shared user-mode scratchpad of every primitive */
+    int arena_huge; /* transparent huge pages were asked for (memplan.c) */
+    char *scratch;  /* shared user-mode scratchpad of every primitive */
     size_t scratch_bytes;
     double *op_seconds; /* per op, when profiling */
     uint64_t *op_calls;
