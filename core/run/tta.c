@@ -270,8 +270,9 @@ static xpb_status one_run(xpb_tta_run *r, json_t *describe, json_t *config,
                 snprintf(detail, sizeof detail,
                          "epoch %.2f: test accuracy %.4f, training loss %.4f: %s, this run stops",
                          epochs, accuracy, loss,
-                         why[0] == 'd' ? "diverged (the loss is not finite)"
-                                       : "stalled (chance accuracy, constant output)");
+                         strcmp(why, "diverged") == 0
+                             ? "diverged (the loss is not finite)"
+                             : "stalled (chance accuracy, constant output)");
                 xpb_progress_note(label, fmin(1.0, epochs / cfg->max_epochs), detail);
                 goto stop_meter;
             }
