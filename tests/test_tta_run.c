@@ -213,6 +213,23 @@ static void test_converges_and_repeats(void **state)
     free(out);
 }
 
+/* Writes <tmpdir>/<name>.yaml: one conv6 run named `name` on the bars with `settings` (lr, target,
+ * max_epochs, runs) besides the fixed ones; its path into scen and its results file's into out
+ * (400 bytes each). */
+static void one_run_scenario(char *scen, char *out, const char *name, const char *settings)
+{
+    snprintf(scen, 400, "%s/%s.yaml", tmpdir, name);
+    snprintf(out, 400, "%s/%s.json", tmpdir, name);
+    FILE *f = fopen(scen, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "name: tta-%s\ndata_dir: .\nruns:\n"
+            "  - {name: %s, model: conv6, mode: tta, data: fashion-mnist, backend: cpu_onednn,\n"
+            "     threads: 2, batch: 16, eval_every: 0.5, seed: 7, %s}\n",
+            name, name, settings);
+    fclose(f);
+}
+
 /* Ctrl-C in the middle of a run that would last 1,000 epochs (a learning rate too small to
  * learn): the run stops at its next step, is not recorded as a run that missed its target, and
  * the results say the invocation was interrupted. */
@@ -220,16 +237,8 @@ static void test_ctrl_c_stops_a_run_at_its_next_step(void **state)
 {
     (void)state;
     char scen[400], out[400], log[400];
-    snprintf(scen, sizeof scen, "%s/endless.yaml", tmpdir);
-    snprintf(out, sizeof out, "%s/endless.json", tmpdir);
+    one_run_scenario(scen, out, "endless", "lr: 1.0e-12, target: 0.99, max_epochs: 1000, runs: 3");
     snprintf(log, sizeof log, "%s/stderr", tmpdir);
-    FILE *f = fopen(scen, "w");
-    assert_non_null(f);
-    fprintf(f, "name: tta-endless\ndata_dir: .\nruns:\n"
-               "  - {name: endless, model: conv6, mode: tta, data: fashion-mnist,\n"
-               "     backend: cpu_onednn, threads: 2, batch: 16, lr: 1.0e-12, target: 0.99,\n"
-               "     eval_every: 0.5, max_epochs: 1000, runs: 3, seed: 7}\n");
-    fclose(f);
     const char *args[] = {"run", scen, "-o", out, NULL};
     pid_t pid = spawn(args);
     int evaluated = 0;
@@ -276,15 +285,7 @@ static void test_a_diverged_run_stops_and_says_so(void **state)
 {
     (void)state;
     char scen[400], out[400], *err = NULL;
-    snprintf(scen, sizeof scen, "%s/diverge.yaml", tmpdir);
-    snprintf(out, sizeof out, "%s/diverge.json", tmpdir);
-    FILE *f = fopen(scen, "w");
-    assert_non_null(f);
-    fprintf(f, "name: tta-diverge\ndata_dir: .\nruns:\n"
-               "  - {name: blowup, model: conv6, mode: tta, data: fashion-mnist,\n"
-               "     backend: cpu_onednn, threads: 2, batch: 16, lr: 1.0e+4, target: 0.99,\n"
-               "     eval_every: 0.5, max_epochs: 40, runs: 2, seed: 7}\n");
-    fclose(f);
+    one_run_scenario(scen, out, "blowup", "lr: 1.0e+4, target: 0.99, max_epochs: 40, runs: 2");
     int rc = xpb(NULL, &err, "run", scen, "-o", out, NULL);
     if (rc != 0 || !strstr(err, "blowup: ok, 0 of 2 runs reached test accuracy 0.9900 (2 diverged"))
         fail_msg("exit %d: %s", rc, err);
