@@ -75,12 +75,16 @@ static int small_maps(const conv_geo *g)
     return g->dst[2] * g->dst[3] <= 256 && g->src[2] * g->src[3] <= 1024;
 }
 
-/* Forward convolutions are timed on maps up to CIFAR's 32x32 (outputs of at most 1024 pixels,
- * inputs of at most 64x64); the ImageNet-size maps above keep oneDNN's first choice, untimed
- * (each candidate's run there takes a large share of a second at batch 64). */
-static int fwd_tuned_maps(const conv_geo *g)
+/* Forward convolutions are timed on small maps (above), and in inference programs on maps up to
+ * CIFAR's 32x32 too (outputs of at most 1024 pixels, inputs of at most 64x64), where the gain
+ * was measured; in training the forward's layouts are also the backward's, whose cost the
+ * timing does not see, and the ImageNet-size maps keep oneDNN's first choice untimed (each
+ * candidate's run there takes a large share of a second at batch 64). */
+static int fwd_tuned_maps(const xpb_executable *exe, const conv_geo *g)
 {
-    return g->dst[2] * g->dst[3] <= 1024 && g->src[2] * g->src[3] <= 4096;
+    if (small_maps(g))
+        return 1;
+    return !exe->prog->training && g->dst[2] * g->dst[3] <= 1024 && g->src[2] * g->src[3] <= 4096;
 }
 
 static dnnl_data_type_t compute_dt(const xpb_executable *exe)
@@ -272,13 +276,14 @@ static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op)
     /* oneDNN 2.6's first choice on small maps in fp32 (brgconv, NHWC) runs at a third of its
      * own blocked jit kernel's speed on VGG16's 2x2 maps (130 vs 364 GFLOP/s, 512 channels,
      * batch 128) and at 60% on 4x4, and at 91% on ResNet-18's 32x32 maps on an AMD Zen 5 (44.3
-     * vs 40.5 ms, 64 channels, batch 128): maps up to 32x32 are timed in every precision. */
+     * vs 40.5 ms, 64 channels, batch 128): fwd_tuned_maps says which are timed, in every
+     * precision. */
     const char *what = g.deconv ? "deconvolution" : "convolution";
     const int targs[1] = {DNNL_ARG_SRC};
     const dnnl_memory_desc_t *twant[1] = {odn_tensor_md(exe, x)};
-    st = fwd_tuned_maps(&g) ? odn_pd_tuned(&s.pd, exe, &desc, sizeof desc, po, ODN_TUNE_FP32, NULL,
-                                           targs, twant, 1, what)
-                            : odn_pd_create(&s.pd, exe, &desc, po, NULL, what);
+    st = fwd_tuned_maps(exe, &g) ? odn_pd_tuned(&s.pd, exe, &desc, sizeof desc, po, ODN_TUNE_FP32,
+                                                NULL, targs, twant, 1, what)
+                                 : odn_pd_create(&s.pd, exe, &desc, po, NULL, what);
     if (po)
         dnnl_post_ops_destroy(po);
     if (st != XPB_OK)
