@@ -37,8 +37,8 @@ static xpb_status table(xpb_report *r, xpb_report_section *s, size_t *rows)
     t->note = "time s and energy J: the Olympic mean over the runs (the fastest and the slowest "
               "dropped; a run that missed the target counts as the slowest, and two that missed "
               "leave no mean); reached: runs that reached the target (diverged or stalled: stopped "
-              "early, see docs/results.md); min s and max s: the converged "
-              "runs' spread; epochs: their median; "
+              "early, see docs/results.md); min s and max s: the converged runs' spread; epochs: "
+              "their median; "
               "outside: runs that converged in fewer than half or more than twice the reference "
               "epochs; init s: building and compiling, before the clock (first run)";
     for (size_t i = 0; i < r->runs->n; i++) {
@@ -52,8 +52,7 @@ static xpb_status table(xpb_report *r, xpb_report_section *s, size_t *rows)
         xpb_rrun_desc_cells(r, c, run, DESC);
         c += nd;
         tta_cell(r, &c[0], run, tt->target, XPB_UNIT_PERCENT, "tta.target");
-        char reached[128];
-        char why[64];
+        char reached[128], why[64];
         xpb_results_tta_stopped_note(why, sizeof why, tt);
         snprintf(reached, sizeof reached, "%lld of %lld%s", (long long)tt->seconds.converged,
                  (long long)tt->seconds.runs, why);

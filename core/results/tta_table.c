@@ -129,12 +129,13 @@ static void cell(char *buf, size_t size, const struct xpb_results_run *run, int 
     case COL_TARGET:
         num(buf, size, "%.4f", t->target);
         break;
-    case COL_REACHED:
+    case COL_REACHED: {
         char why[64];
         xpb_results_tta_stopped_note(why, sizeof why, t);
         snprintf(buf, size, "%lld/%lld%s", (long long)t->seconds.converged,
                  (long long)t->seconds.runs, why);
         break;
+    }
     case COL_TIME:
         num(buf, size, "%.1f", t->seconds.mean);
         break;

@@ -11,7 +11,8 @@
 #include "scenario/run_config.h"
 
 /* One evaluation: after `epochs` epochs, `seconds` into the timed region; `loss` is the training
- * loss of the step just before it (NaN when the loss itself was not finite). */
+ * loss of the step just before it as read (NaN or infinite when it was not finite: null in the
+ * results). */
 typedef struct xpb_tta_point {
     double epochs, seconds, accuracy, loss;
 } xpb_tta_point;
@@ -21,7 +22,7 @@ typedef struct xpb_tta_run {
     int converged;
     /* Why the run stopped before the target and max_epochs: "diverged" (its training loss
      * stopped being finite), "stalled" (chance accuracy and the loss of a constant output for
-     * XPB_TTA_STALL_EPOCHS, tta.h), NULL when it did not; static. */
+     * XPB_TTA_STALL_EPOCHS, tta_stop.h), NULL when it did not; static. */
     const char *stopped_early;
     double seconds, epochs; /* at the evaluation that reached the target (NaN otherwise) */
     uint64_t steps, samples;

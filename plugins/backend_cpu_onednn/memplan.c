@@ -114,14 +114,12 @@ static void sort_ids(uint32_t *ids, uint32_t n, const odn_buf *bufs)
  * resident by their first use rather than by a memset here: at compile only the parameters and
  * the state are written, so the host's generation of initial values no longer coincides with
  * an arena already wholly resident (AlexNet: a process peak 107 MiB above its training
- * steps'). Under AddressSanitizer, from the heap, whose red zones catch a step writing past its
- * end. */
-/* The arena: fresh zero pages, resident when a step first touches them, and asked to be
- * transparent huge pages (2 MiB on x86-64) where the kernel offers them on request
- * (/sys/kernel/mm/transparent_hugepage/enabled "madvise", Debian's default). A step streams its
- * weights from memory once they exceed the last-level cache (ResNet-18's 45 MB at batch 1):
- * with 4 KiB pages that is a TLB miss every 4 KiB, and resnet18-cifar batch 1 took 10-13%
- * longer (docs/backend-onednn.md, "Memory"). XPB_ONEDNN_NO_HUGEPAGES=1 keeps 4 KiB pages. */
+ * steps'). The mapping is asked to be transparent huge pages (2 MiB on x86-64; *huge says
+ * whether the kernel took the request): a step streams its weights from memory once they exceed
+ * the last-level cache (ResNet-18's 45 MB at batch 1), and with 4 KiB pages that is a TLB miss
+ * every 4 KiB; resnet18-cifar batch 1 took 10-13% longer (docs/backend-guide.md, "Memory").
+ * XPB_ONEDNN_NO_HUGEPAGES=1 keeps 4 KiB pages. Under AddressSanitizer, from the heap, whose red
+ * zones catch a step writing past its end. */
 static char *arena_alloc(size_t bytes, int *huge)
 {
     *huge = 0;
