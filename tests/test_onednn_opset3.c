@@ -233,7 +233,7 @@ static void test_lstm_workspace_refusals(void **state)
     (void)state;
     xpb_ct_list l = {0};
     xpb_executable *exe;
-    /* a workspace the host wrote: oneDNN's backward needs the forward primitive's own */
+    /* a workspace the host wrote: the backward reads what the forward left in its own layout */
     xpb_ct_case *c = xpb_ct_new(&l, "LSTM_BWD", 1, "alone");
     assert_non_null(c);
     lstm_case(c, XPB_ROLE_INPUT, 0);

@@ -585,6 +585,7 @@ void xpb_ct_catalogue3(xpb_ct_list *l, int quick)
     add_lstm(l, 5, 3, 4, 6, 0);
     add_lstm(l, 5, 3, 4, 6, 1);
     add_lstm(l, quick ? 16 : 40, 2, 8, 16, 0); /* a long sequence */
+    add_lstm(l, 6, 5, 9, 70, 1); /* hidden wider than a 64-column block of a backend's kernel */
     add_xent3(l, 12, 10, 3, 0.1f);
     add_xent3(l, 7, 33, -1, 0.25f);
     add_xent3(l, 9, 4, 0, 0.0f);

@@ -30,7 +30,7 @@
 
 #define ODN_ERR_SIZE 1024
 #define ODN_NONE UINT32_MAX
-/* Operands of one step: LSTM_BWD's oneDNN primitive takes 19. */
+/* Operands of one step: more than any step takes (odn_buf_operand aborts beyond). */
 #define ODN_MAX_OPERANDS 20
 
 struct xpb_backend {
@@ -416,9 +416,12 @@ xpb_status odn_compile_bcast(xpb_executable *exe);   /* prim_bcast.c: ADD_BROADC
 xpb_status odn_compile_permute(xpb_executable *exe); /* prim_permute.c: PERMUTE */
 xpb_status odn_compile_softmax(xpb_executable *exe); /* prim_softmax.c: SOFTMAX(_BWD) */
 xpb_status odn_compile_lnorm(xpb_executable *exe);   /* prim_lnorm.c: LAYER_NORM(_BWD) */
-xpb_status odn_compile_lstm(xpb_executable *exe);    /* prim_lstm.c: LSTM(_BWD) */
-xpb_status odn_compile_embed(xpb_executable *exe);   /* kern_embed.c: EMBEDDING(_BWD) */
-xpb_status odn_compile_clip(xpb_executable *exe);    /* kern_clip.c: CLIP_GRAD_NORM */
+xpb_status odn_compile_lstm(xpb_executable *exe);    /* lower_lstm.c: LSTM(_BWD) */
+/* kern_lstm_cell.c: the element-wise halves of an LSTM time step (operands there) */
+xpb_status odn_lstm_cell_fwd(odn_step *s);
+xpb_status odn_lstm_cell_bwd(odn_step *s);
+xpb_status odn_compile_embed(xpb_executable *exe); /* kern_embed.c: EMBEDDING(_BWD) */
+xpb_status odn_compile_clip(xpb_executable *exe);  /* kern_clip.c: CLIP_GRAD_NORM */
 /* Reads the communicator of the compile options (ABI 1.2; NULL for one process) into exe->comm,
  * refusing one that lacks what ALL_REDUCE calls. */
 xpb_status odn_comm_setup(xpb_executable *exe, const xpb_compile_options *opts);
