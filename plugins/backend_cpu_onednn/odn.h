@@ -347,6 +347,11 @@ int odn_memo_find(int kind, const void *key, size_t size, int *value);
 void odn_memo_add(int kind, const void *key, size_t size, int value);
 
 #define ODN_TUNE_FP32 1u /* odn_pd_tuned: tune under fp32 too, not only under bf16-mixed */
+/* odn_pd_tuned: another implementation replaces oneDNN's first choice only when it is at least
+ * 25% faster. Implementations round differently, and a near tie can go either way from one
+ * process to the next: with this, fp32 training's numbers change between processes only when
+ * the measured ratio sits near the margin. */
+#define ODN_TUNE_CLEAR_WIN 2u
 /* Like odn_pd_create, but under bf16-mixed (and fp32 with ODN_TUNE_FP32) it times every
  * implementation oneDNN offers with these post-ops (plus the reorders from want[k], the layout
  * argument args[k] is stored in, to what the candidate reads; NULL: no cost) and keeps the

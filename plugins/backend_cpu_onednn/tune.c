@@ -5,8 +5,10 @@
  * and ResNet when its activations come in NHWC. Under bf16-mixed, the backward convolutions
  * time each candidate once on scratch memory, plus the reorders that would bring their inputs
  * from the layouts the tensors have, and keep the fastest (fp32's first choice,
- * jit:avx512_core, is the fastest there; XPB_ONEDNN_NO_TUNE=1 turns tuning off). The
- * reference implementations are never candidates. Everything happens at compile time. */
+ * jit:avx512_core, is the fastest there; XPB_ONEDNN_NO_TUNE=1 turns tuning off). Inference's
+ * forward convolutions on small maps and the inner product's backward data are timed in fp32
+ * too (the callers say why). The reference implementations are never candidates. Everything
+ * happens at compile time. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,7 +247,7 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
         return XPB_OK; /* keep oneDNN's first choice */
     }
     dnnl_primitive_desc_t best = NULL;
-    double best_t = 0.0;
+    double best_t = 0.0, first_t = -1.0;
     int pos = 0, best_pos = 0;
     do {
         if (cached > 0 && pos != cached) {
@@ -267,6 +269,8 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
             fprintf(stderr, "cpu_onednn: tune op %u %s: #%d %s %.3f ms\n", exe->cur_op, what, pos,
                     impl, t * 1e3);
         }
+        if (pos == 0)
+            first_t = t;
         if (t >= 0.0 && (!best || t < best_t)) {
             if (best)
                 dnnl_primitive_desc_destroy(best);
@@ -281,6 +285,13 @@ xpb_status odn_pd_tuned(dnnl_primitive_desc_t *out, xpb_executable *exe, const v
              dnnl_primitive_desc_iterator_next(it) == dnnl_success);
     dnnl_primitive_desc_iterator_destroy(it);
     dnnl_primitive_attr_destroy(attr);
+    if (best && best_pos != 0 && (flags & ODN_TUNE_CLEAR_WIN) && cached < 0 && first_t >= 0.0 &&
+        best_t > 0.75 * first_t) { /* not a clear win: oneDNN's first choice stays */
+        dnnl_primitive_desc_destroy(best);
+        best = NULL;
+        if (keyed)
+            odn_memo_add(ODN_MEMO_TUNE, &key, sizeof key, 0);
+    }
     if (best) {
         dnnl_primitive_desc_destroy(*out);
         *out = best;
