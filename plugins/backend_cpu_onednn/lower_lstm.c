@@ -184,15 +184,17 @@ static xpb_status packed_weights(odn_step *s, xpb_executable *exe, uint32_t w,
 /* ---- forward ---- */
 
 /* The buffer the forward writes h into, dense [T, B, H] in the compute type: y's own
- * storage when it is that, else a temporary (*via_tmp set) reordered into y afterwards. */
+ * storage when it is that (y is stored dense in the type the precision policy wants), else a
+ * temporary (*via_tmp set) reordered into y afterwards (an fp32 output under bf16-mixed). */
 static xpb_status h_sequence(uint32_t *out, int *via_tmp, xpb_executable *exe, uint32_t y)
 {
     dnnl_memory_desc_t plain;
-    odn_md_plain(&plain, T(exe, y), compute_dt(exe));
     odn_tensor *t = &exe->t[y];
     xpb_status st;
+    odn_md_plain(&plain, T(exe, y), odn_pref_dt(exe, y));
     if (!t->decided && (st = odn_decide(exe, y, &plain)) != XPB_OK)
         return st;
+    odn_md_plain(&plain, T(exe, y), compute_dt(exe));
     *via_tmp = !dnnl_memory_desc_equal(&t->md, &plain);
     if (!*via_tmp) {
         *out = t->buf;
