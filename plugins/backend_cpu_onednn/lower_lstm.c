@@ -279,7 +279,7 @@ static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op)
         return st;
     if ((st = odn_in_as(exe, &s, DNNL_ARG_SRC, x, &vx, NULL)) != XPB_OK ||
         (st = odn_in_as(exe, &s, DNNL_ARG_WEIGHTS, w_ih, &vw, NULL)) != XPB_OK)
-        goto fail;
+        goto free_step;
     odn_buf_operand(&s, DNNL_ARG_BIAS, bsum, &vbias);
     odn_buf_operand(&s, DNNL_ARG_DST, gates, &vg);
     if ((st = odn_commit(exe, &s)) != XPB_OK)
@@ -299,16 +299,16 @@ static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op)
         if (t > 0 || h0buf != ODN_NONE) {
             odn_step_init(&s, exe, ODN_STEP_PRIM);
             if ((st = clone_pd(&s.pd, exe, rec.pd)) != XPB_OK)
-                goto fail_rec;
+                goto free_rec;
             if (t > 0)
                 rows_of(&s, DNNL_ARG_SRC, hseq, (t - 1) * d.b, d.b, d.h, dt);
             else
                 odn_buf_operand(&s, DNNL_ARG_SRC, h0buf, &vh);
             if ((st = packed_weights(&s, exe, w_hh, &vwh, &packed)) != XPB_OK)
-                goto fail_step;
+                goto free_step_and_rec;
             rows_of(&s, DNNL_ARG_DST, gates, t * d.b, d.b, g4, f);
             if ((st = odn_commit(exe, &s)) != XPB_OK)
-                goto fail_rec;
+                goto free_rec;
         }
         odn_step_init(&s, exe, ODN_STEP_KERNEL);
         s.fn = odn_lstm_cell_fwd;
@@ -325,7 +325,7 @@ static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op)
         else if (c0buf != ODN_NONE)
             odn_buf_operand(&s, 3, c0buf, &vc);
         if ((st = odn_commit(exe, &s)) != XPB_OK)
-            goto fail_rec;
+            goto free_rec;
     }
     dnnl_primitive_desc_destroy(rec.pd);
 
@@ -340,12 +340,12 @@ static xpb_status compile_fwd(xpb_executable *exe, const xpb_op *op)
     if ((st = emit_convert(exe, h_n, hseq, (d.t - 1) * d.b, d.b, d.h, dt)) != XPB_OK)
         return st;
     return emit_convert(exe, c_n, gates, rows * 4 + (d.t - 1) * d.b, d.b, d.h, f);
-fail_step:
+free_step_and_rec:
     dnnl_primitive_desc_destroy(s.pd);
-fail_rec:
+free_rec:
     dnnl_primitive_desc_destroy(rec.pd);
     return st;
-fail:
+free_step:
     dnnl_primitive_desc_destroy(s.pd);
     return st;
 }
@@ -495,16 +495,16 @@ static xpb_status compile_bwd(xpb_executable *exe, const xpb_op *op)
         else if (c0buf != ODN_NONE)
             odn_buf_operand(&s, 7, c0buf, &vs);
         if ((st = odn_commit(exe, &s)) != XPB_OK)
-            goto fail_rec;
+            goto free_rec;
         /* dh_{t-1} = dG[t] w_hh; at t = 0 that is dh0 */
         if (t == 0 && out[5] == XPB_NO_TENSOR)
             break;
         odn_step_init(&s, exe, ODN_STEP_PRIM);
         if ((st = clone_pd(&s.pd, exe, rec.pd)) != XPB_OK)
-            goto fail_rec;
+            goto free_rec;
         rows_of(&s, DNNL_ARG_SRC, dg, t * d.b, d.b, g4, dt);
         if ((st = packed_weights(&s, exe, in[5], &vw, &packed)) != XPB_OK)
-            goto fail_step;
+            goto free_step_and_rec;
         if (t > 0) {
             odn_buf_operand(&s, DNNL_ARG_DST, dh, &vdh);
         } else {
@@ -516,10 +516,10 @@ static xpb_status compile_bwd(xpb_executable *exe, const xpb_op *op)
                 st = odn_out_as(exe, &s, DNNL_ARG_DST, out[5], &v0, NULL);
             }
             if (st != XPB_OK)
-                goto fail_step;
+                goto free_step_and_rec;
         }
         if ((st = odn_commit(exe, &s)) != XPB_OK)
-            goto fail_rec;
+            goto free_rec;
     }
     dnnl_primitive_desc_destroy(rec.pd);
 
@@ -540,7 +540,7 @@ static xpb_status compile_bwd(xpb_executable *exe, const xpb_op *op)
         odn_buf_operand(&s, DNNL_ARG_SRC, dg, &va);
         if ((st = odn_in_as(exe, &s, DNNL_ARG_WEIGHTS, in[4], &vb, NULL)) != XPB_OK ||
             (st = odn_out_as(exe, &s, DNNL_ARG_DST, out[0], &vc, NULL)) != XPB_OK)
-            goto fail;
+            goto free_step;
         if ((st = odn_commit(exe, &s)) != XPB_OK)
             return st;
     }
@@ -551,12 +551,12 @@ static xpb_status compile_bwd(xpb_executable *exe, const xpb_op *op)
         (st = emit_h_prev(&hprev, exe, ybuf, in[8], &d)) != XPB_OK)
         return st;
     return emit_weight_grad(exe, out[2], dg, hprev, &d, d.h);
-fail_step:
+free_step_and_rec:
     dnnl_primitive_desc_destroy(s.pd);
-fail_rec:
+free_rec:
     dnnl_primitive_desc_destroy(rec.pd);
     return st;
-fail:
+free_step:
     dnnl_primitive_desc_destroy(s.pd);
     return st;
 }
