@@ -15,8 +15,8 @@
  * Why not oneDNN's LSTM primitive (which cpu_onednn used before): with 20 rows a step, its
  * backward ran at 38% of the bf16 peak on an AVX512-BF16 CPU and kept its own copy of both
  * weights and their gradients; the per-step products here run on matmul with w_hh packed
- * once per step (424 GFLOP/s for 20 x 1500 x 6000 in bf16 there, 174 fp32), and the rest are
- * products over all T B rows (docs/backend-onednn.md has the measurements).
+ * once per run (424 GFLOP/s for 20 x 1500 x 6000 in bf16 there, 174 fp32), and the rest are
+ * products over all T B rows (bench/README.md has the measurements).
  *
  * The WORKSPACE tensor ([T, B, 5H] fp32 in the program; contents are the backend's business)
  * holds the activated gates of every step, [rows, 4H], followed by every cell state,
@@ -109,9 +109,9 @@ static xpb_status plain_buf(uint32_t *out, xpb_executable *exe, uint32_t tid, dn
     return st;
 }
 
-/* Emits a kernel step: tensor `to` (XPB_NO_TENSOR: nothing) = the first `rows` rows of buffer
- * `from` (row-major [*, c] of type `from_dt`), converted to `to`'s preferred type; `from`
- * ODN_NONE: zeros. */
+/* Emits a kernel step: tensor `to` (XPB_NO_TENSOR: nothing) = rows [first, first + rows) of
+ * buffer `from` (row-major [*, c] of type `from_dt`), converted to `to`'s preferred type;
+ * `from` ODN_NONE: zeros. */
 static xpb_status emit_convert(xpb_executable *exe, uint32_t to, uint32_t from, int64_t first,
                                int64_t rows, int64_t c, dnnl_data_type_t from_dt)
 {
