@@ -442,7 +442,9 @@ static inline XPB_HOST_DEVICE float xpb_dropout_factor(uint64_t stream, int64_t 
 /* One row of SOFTMAX_XENT (docs/ops.md) over logits z[0..k): the row's loss
  * logsumexp(z) - z[label], computed in double as log sum exp(z - m) - (z[label] - m) with
  * m = max z, so that huge logits neither overflow nor lose the answer; softmax(z) into prob
- * when prob is not NULL. Here so that every backend computes the loss the same way. */
+ * when prob is not NULL. Here so that every backend computes the loss the same way: cpu_ref calls
+ * it; the backends that parallelise a row follow the same steps in their own code (cuda one
+ * warp per row, in double; cpu_onednn vectorised, with an fp32 exp), within the op's tolerance. */
 static inline XPB_HOST_DEVICE double xpb_softmax_xent_row(const float *z, int64_t k, int32_t label,
                                                           float *prob)
 {

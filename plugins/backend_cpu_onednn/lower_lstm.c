@@ -215,10 +215,7 @@ static xpb_status gate_buffer(uint32_t *out, xpb_executable *exe, uint32_t ws, i
         return odn_buf_new(out, exe, need, 0);
     if (exe->t[ws].decided)
         return odn_fail(exe, XPB_INTERNAL, "LSTM workspace written twice");
-    const xpb_tensor_desc *tw = T(exe, ws);
-    int64_t n = 1;
-    for (uint32_t k = 0; k < tw->ndim; k++)
-        n *= tw->dims[k];
+    int64_t n = xpb_tensor_numel(T(exe, ws));
     dnnl_memory_desc_t md;
     odn_md_tag(&md, 1, &n, dnnl_f32, dnnl_a);
     if (dnnl_memory_desc_get_size(&md) < need) {

@@ -1,5 +1,5 @@
 /* Vectorizable fp32 exp, sigmoid and tanh for the own kernels' inner loops (kern_lstm_cell.c,
- * kern_loss.c), within 2 ulps of the C library's over fp32's range (relative errors
+ * kern_loss.c), within 2e-7 relative of the C library's over fp32's range (relative errors
  * of 1.0e-7, 1.4e-7 and 2.0e-7 measured by test_onednn_vecmath): the library's are scalar calls, as
  * costly per element as the rest of those kernels together.
  *
